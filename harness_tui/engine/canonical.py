@@ -1,0 +1,197 @@
+"""Canonical JSON, digests and task ids.
+
+Canonical JSON is the one text form of a JSON value that every digest in the project is taken
+over: sorted keys, no insignificant whitespace, UTF-8 kept as is, no NaN or Infinity. Values
+that JSON cannot represent faithfully (sets, bytes, tuples, non-string keys, NaN...) are refused
+with an error naming where they are, because silently coercing them would make a replayed run
+see different data from the live one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from typing import Any
+
+__all__ = [
+    "CanonicalError",
+    "canonical_json",
+    "check_json",
+    "digest",
+    "digest_text",
+    "payload_text",
+    "task_id",
+    "task_id_from_text",
+]
+
+JSONValue = Any
+"""A JSON value: dict with str keys, list, str, int, float (finite), bool or None."""
+
+_loads = json.loads
+
+
+def _refuse(value: Any) -> Any:
+    raise TypeError(type(value).__name__)
+
+
+try:
+    from json.encoder import c_make_encoder as _c_make_encoder  # type: ignore[attr-defined]
+    from json.encoder import encode_basestring as _quote
+except ImportError:  # pragma: no cover - interpreters without the C accelerator
+    _c_make_encoder = None
+    from json.encoder import py_encode_basestring as _quote
+
+if _c_make_encoder is not None:
+    # The C encoder called directly: json.dumps() builds a new encoder object per call, which
+    # costs more than encoding a small task output. No circular check: a self-referencing value
+    # ends in RecursionError, which check_json reports like any other non-JSON value.
+    _c_encode = _c_make_encoder(None, _refuse, _quote, None, ":", ",", True, False, False)
+
+    def _dumps(value: Any) -> str:
+        return "".join(_c_encode(value, 0))
+
+else:  # pragma: no cover
+    _py_encoder = json.JSONEncoder(
+        sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+    )
+
+    def _dumps(value: Any) -> str:
+        return _py_encoder.encode(value)
+
+
+_scan = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+
+quote = _quote
+"""JSON string literal of a str, non-ASCII kept (canonical form)."""
+
+
+class CanonicalError(ValueError):
+    """A value is not a JSON value.
+
+    Attributes:
+        path: where the offending value sits, like ``$.results.items[3]``.
+        type_name: the Python type that was found there.
+    """
+
+    def __init__(self, path: str, type_name: str, detail: str = "") -> None:
+        self.path = path
+        self.type_name = type_name
+        message = f"{path}: {type_name} is not a JSON value"
+        if detail:
+            message += f" ({detail})"
+        super().__init__(message)
+
+
+def _find_problem(value: Any, path: str) -> CanonicalError | None:
+    """Walk ``value`` and return the first non-JSON part, or None."""
+    if value is None or isinstance(value, bool | str):
+        return None
+    if isinstance(value, int):
+        return None
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return None
+        return CanonicalError(path, "float", f"{value!r} has no JSON form")
+    if isinstance(value, dict):
+        for key in value:
+            if not isinstance(key, str):
+                return CanonicalError(
+                    f"{path}[{key!r}]", type(key).__name__, "object keys must be strings"
+                )
+        for key in sorted(value):
+            problem = _find_problem(value[key], _child(path, key))
+            if problem is not None:
+                return problem
+        return None
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            problem = _find_problem(item, f"{path}[{index}]")
+            if problem is not None:
+                return problem
+        return None
+    hint = {"tuple": "use a list", "set": "use a sorted list", "bytes": "decode it to str"}
+    name = type(value).__name__
+    return CanonicalError(path, name, hint.get(name, ""))
+
+
+def _child(path: str, key: str) -> str:
+    if key.isidentifier():
+        return f"{path}.{key}"
+    return f"{path}[{json.dumps(key, ensure_ascii=False)}]"
+
+
+def check_json(value: Any, path: str = "$") -> str:
+    """Return the canonical JSON text of ``value``, refusing anything that is not JSON.
+
+    The fast path lets the C encoder and decoder do the work and compares the round trip with
+    the original; only when they differ (a tuple, a non-string key, a NaN...) is the value
+    walked in Python to name the offending path.
+
+    Args:
+        value: the value to serialize.
+        path: the name of the value in error messages.
+
+    Raises:
+        CanonicalError: naming the path and type of the first non-JSON part.
+    """
+    kind = type(value)
+    if kind is str:
+        return _quote(value)
+    if kind is int:
+        return int.__repr__(value)
+    if value is None:
+        return "null"
+    if kind is bool:
+        return "true" if value else "false"
+    try:
+        text = _dumps(value)
+        # Equality is exact for JSON types; a tuple never equals a list, {1: x} never {"1": x}.
+        if _scan(text, 0)[0] == value:
+            return text
+    except (TypeError, ValueError):
+        pass
+    except RecursionError:
+        raise CanonicalError(path, kind.__name__, "circular or too deeply nested") from None
+    problem = _find_problem(value, path)
+    if problem is None:  # pragma: no cover - the fast path and the walk disagree
+        raise CanonicalError(path, type(value).__name__, "cannot be represented exactly")
+    raise problem
+
+
+canonical_json = check_json
+
+
+def payload_text(payload: Any) -> str:
+    """The payload text in task ids: ``json.dumps(payload, sort_keys=True, ensure_ascii=False)``.
+
+    This is invariant I1's exact form (default separators), kept apart from canonical JSON so
+    task ids match the ones the original harness computed.
+    """
+    check_json(payload, "$payload")
+    return json.dumps(payload, sort_keys=True, ensure_ascii=False)
+
+
+def task_id_from_text(name: str, text: str) -> str:
+    """Task id from a task name and an already serialized payload (see :func:`payload_text`)."""
+    return hashlib.sha256(f"{name}:{text}".encode()).hexdigest()[:16]
+
+
+def task_id(name: str, payload: Any) -> str:
+    """The stable task id: first 16 hex digits of sha256 of ``name:payload-json`` (I1)."""
+    return task_id_from_text(name, payload_text(payload))
+
+
+def digest_text(text: str) -> str:
+    """sha256 hex digest of a text, UTF-8 encoded."""
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def digest(value: Any) -> str:
+    """sha256 hex digest of the canonical JSON of ``value``."""
+    return digest_text(check_json(value))
+
+
+def loads(text: str) -> Any:
+    """Decode canonical JSON text (a fresh copy each call)."""
+    return _loads(text)

@@ -1,0 +1,275 @@
+"""How one attempt of a task is executed.
+
+The orchestrator decides *what* runs and records *what happened*; an executor only runs one
+call and reports an :class:`Outcome`. The :class:`SerialExecutor` runs user code; the
+:class:`RecordedExecutor` returns what a recorded run says happened, so a replay goes through
+the very same orchestrator code path without importing or running any user code.
+
+Timeouts, two ways:
+
+- ``signal`` (used automatically on the main thread where SIGALRM exists and nobody else owns
+  it): a one-shot interval timer interrupts the attempt with an exception that ``except
+  Exception`` in user code does not catch. The attempt really stops (unless it is blocked inside
+  C code that ignores signals), and it costs two system calls instead of a thread hand-off.
+- ``thread`` (everywhere else, and for every attempt when ``isolate`` is set, which is what an
+  interactive front end wants so that any attempt can be cancelled): the attempt runs in a
+  worker thread and the executor stops waiting at the limit. Python cannot kill a thread, so a
+  timed-out call keeps running in the background until it returns; its late result is discarded
+  and the worker is replaced.
+
+Either way the attempt is also timed on the injected clock, so a task that sleeps through a
+:class:`~harness_tui.engine.clock.FakeClock` past its limit is timed out without real waiting.
+"""
+
+from __future__ import annotations
+
+import queue
+import signal
+import threading
+import traceback as tb
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, NamedTuple, Protocol
+
+from .canonical import loads
+from .clock import Clock
+from .events import Status, TraceEvent
+
+__all__ = [
+    "AttemptCall",
+    "Executor",
+    "Outcome",
+    "RecordedExecutor",
+    "SerialExecutor",
+]
+
+
+class Outcome(NamedTuple):
+    """What one attempt produced.
+
+    Attributes:
+        kind: ``ok``, ``error``, ``timeout`` or ``cancelled``.
+        value: the returned value when ``ok``.
+        error: ``{"type", "message"}`` when ``error``.
+        traceback: formatted traceback of an error (kept out of the canonical trace).
+    """
+
+    kind: str
+    value: Any = None
+    error: dict[str, str] | None = None
+    traceback: str | None = None
+
+
+class AttemptCall(NamedTuple):
+    """One call to execute.
+
+    Attributes:
+        task: the task name.
+        attempt: 1-based attempt number (the fallback is attempt ``max_retries + 2``).
+        kind: ``task`` or ``fallback``.
+        fn: the callable to run.
+        inputs: the mapping to pass it.
+        timeout: seconds, or None.
+    """
+
+    task: str
+    attempt: int
+    kind: str
+    fn: Callable[[Mapping[str, Any]], Any]
+    inputs: Mapping[str, Any]
+    timeout: float | None
+
+
+class Executor(Protocol):
+    """Runs attempts; may be asked from another thread to cancel the current one."""
+
+    def execute(self, call: AttemptCall, clock: Clock) -> Outcome:
+        """Run one attempt and report its outcome; never raises for the task's own errors."""
+        ...
+
+    def cancel(self) -> None:
+        """Stop waiting for the current attempt; it is reported ``cancelled``."""
+        ...
+
+
+def error_of(exc: BaseException) -> dict[str, str]:
+    """The canonical ``{"type", "message"}`` of an exception."""
+    return {"type": type(exc).__name__, "message": str(exc)}
+
+
+def _call(fn: Callable[[Mapping[str, Any]], Any], inputs: Mapping[str, Any]) -> Outcome:
+    try:
+        return Outcome("ok", fn(inputs))
+    except Exception as exc:  # a task's failure is data for the trace, not our crash
+        return Outcome("error", error=error_of(exc), traceback=tb.format_exc())
+
+
+class _Job:
+    __slots__ = ("call", "cancelled", "done", "outcome")
+
+    def __init__(self, call: AttemptCall) -> None:
+        self.call = call
+        self.done = threading.Event()
+        self.outcome: Outcome | None = None
+        self.cancelled = False
+
+
+class _Worker:
+    """A daemon thread that runs jobs one by one until it is abandoned."""
+
+    def __init__(self) -> None:
+        self.jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._loop, name="harness-attempt", daemon=True)
+        self.thread.start()
+
+    def _loop(self) -> None:
+        while True:
+            job = self.jobs.get()
+            if job is None:
+                return
+            outcome = _call(job.call.fn, job.call.inputs)
+            if not job.cancelled:
+                job.outcome = outcome
+            job.done.set()
+
+
+class _AttemptTimeout(BaseException):
+    """Raised by the SIGALRM handler; a BaseException so ``except Exception`` lets it through."""
+
+
+def _on_alarm(signum: int, frame: object) -> None:
+    raise _AttemptTimeout
+
+
+def _signal_timeouts_available() -> bool:
+    if (
+        not hasattr(signal, "setitimer")
+        or threading.current_thread() is not threading.main_thread()
+    ):
+        return False
+    handler = signal.getsignal(signal.SIGALRM)
+    return handler in (signal.SIG_DFL, _on_alarm)
+
+
+class SerialExecutor:
+    """Runs attempts one at a time.
+
+    Args:
+        isolate: run every attempt in the worker thread, not only those with a timeout, so
+            that any attempt can be cancelled (what an interactive front end wants).
+        timeouts: ``auto`` (signal where possible, else thread), ``signal`` or ``thread``.
+    """
+
+    def __init__(self, isolate: bool = False, timeouts: str = "auto") -> None:
+        if timeouts not in ("auto", "signal", "thread"):
+            raise ValueError(f"timeouts must be auto, signal or thread, not {timeouts!r}")
+        self.isolate = isolate
+        self.timeouts = timeouts
+        self._worker: _Worker | None = None
+        self._current: _Job | None = None
+        self._lock = threading.Lock()
+
+    def execute(self, call: AttemptCall, clock: Clock) -> Outcome:
+        """Run the call directly, under a signal timer, or in the worker thread."""
+        if call.timeout is None and not self.isolate:
+            return _call(call.fn, call.inputs)
+        if not self.isolate and self.timeouts != "thread" and _signal_timeouts_available():
+            return self._execute_with_alarm(call, clock)
+        if self.timeouts == "signal" and not self.isolate:
+            raise RuntimeError("signal timeouts need the main thread and a free SIGALRM")
+        return self._execute_in_worker(call, clock)
+
+    def _execute_with_alarm(self, call: AttemptCall, clock: Clock) -> Outcome:
+        assert call.timeout is not None
+        started = clock.now()
+        if signal.getsignal(signal.SIGALRM) is not _on_alarm:
+            signal.signal(signal.SIGALRM, _on_alarm)
+        try:
+            signal.setitimer(signal.ITIMER_REAL, call.timeout)
+            try:
+                outcome = _call(call.fn, call.inputs)
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+        except _AttemptTimeout:
+            return Outcome("timeout")
+        if clock.now() - started > call.timeout:
+            return Outcome("timeout")
+        return outcome
+
+    def _execute_in_worker(self, call: AttemptCall, clock: Clock) -> Outcome:
+        started = clock.now()
+        job = _Job(call)
+        with self._lock:
+            if self._worker is None:
+                self._worker = _Worker()
+            worker = self._worker
+            self._current = job
+        worker.jobs.put(job)
+        finished = clock.wait(job.done, call.timeout)
+        with self._lock:
+            self._current = None
+            if job.cancelled or not finished:
+                # The worker is still busy with this call: leave it behind and start afresh.
+                job.cancelled = True
+                worker.jobs.put(None)
+                self._worker = None
+        if job.cancelled and finished:
+            return Outcome("cancelled")
+        if not finished:
+            return Outcome("timeout")
+        assert job.outcome is not None
+        if call.timeout is not None and clock.now() - started > call.timeout:
+            return Outcome("timeout")
+        return job.outcome
+
+    def cancel(self) -> None:
+        """Abandon the attempt in progress, if any (it is reported ``cancelled``)."""
+        with self._lock:
+            job = self._current
+            if job is not None:
+                job.cancelled = True
+                job.done.set()
+
+    def close(self) -> None:
+        """Let the worker thread end once it is idle."""
+        with self._lock:
+            if self._worker is not None:
+                self._worker.jobs.put(None)
+                self._worker = None
+
+
+class RecordedExecutor:
+    """Replays recorded attempt outcomes instead of running code.
+
+    Args:
+        events: the recorded trace.
+        outputs: committed outputs by task name, as canonical JSON text.
+    """
+
+    def __init__(self, events: Iterable[TraceEvent], outputs: Mapping[str, str]) -> None:
+        self._terminal: dict[tuple[str, int], TraceEvent] = {}
+        for event in events:
+            if event.status is not Status.RUNNING and event.attempt > 0:
+                self._terminal[(event.task, event.attempt)] = event
+        self._outputs = outputs
+
+    def execute(self, call: AttemptCall, clock: Clock) -> Outcome:
+        """The recorded outcome of this task's attempt."""
+        event = self._terminal.get((call.task, call.attempt))
+        if event is None:
+            return Outcome(
+                "error",
+                error={
+                    "type": "ReplayDivergence",
+                    "message": f"the record has no attempt {call.attempt} of {call.task!r}",
+                },
+            )
+        if event.status in (Status.SUCCEEDED, Status.FALLBACK):
+            return Outcome("ok", loads(self._outputs[call.task]))
+        if event.status is Status.TIMED_OUT:
+            return Outcome("timeout")
+        if event.status is Status.CANCELLED:
+            return Outcome("cancelled")
+        return Outcome("error", error=dict(event.error or {"type": "Error", "message": ""}))
+
+    def cancel(self) -> None:
+        """Nothing runs, so there is nothing to stop."""

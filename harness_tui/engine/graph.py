@@ -1,0 +1,396 @@
+"""Task nodes and the task graph, validated as a whole.
+
+A graph can be built in any declaration order (:meth:`TaskGraph.from_nodes`); validation
+reports every problem at once (duplicates, unknown or self dependencies, invalid names and each
+cycle as ``a -> b -> a``) so a user fixes a file in one pass instead of one error per run.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+__all__ = [
+    "GraphError",
+    "GraphProblem",
+    "TaskGraph",
+    "TaskNode",
+    "Trigger",
+]
+
+TaskFn = Callable[[Mapping[str, Any]], Any]
+Predicate = Callable[[Mapping[str, Any]], bool]
+
+NAME_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,127}")
+
+
+class Trigger(StrEnum):
+    """When a task runs, given the final statuses of its dependencies."""
+
+    ALL_SUCCEEDED = "all_succeeded"
+    """Every dependency produced an output (the default)."""
+    NONE_FAILED = "none_failed"
+    """No dependency failed; skipped dependencies are fine."""
+    ALL_DONE = "all_done"
+    """Always, once the dependencies are done (cleanup tasks)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TaskNode:
+    """One task of a workflow.
+
+    Attributes:
+        name: unique name within the graph.
+        fn: the callable that runs the task (one mapping in, a JSON value out).
+        depends_on: names of the tasks whose outputs this one needs.
+        max_retries: retries after the first attempt (attempts = max_retries + 1).
+        timeout_seconds: limit for one attempt, or None.
+        retry_interval: fixed seconds to wait (through the clock) before each retry.
+        fallback: produces the output when every attempt failed, or None.
+        when: predicate over ``{"payload", "results"}``; false skips the task.
+        trigger: the rule over dependency statuses (see :class:`Trigger`).
+        params: the task's static parameters (``inputs["params"]``); a JSON object.
+        description: free text for people.
+        ref: how the task was declared (``module:function``); shown, diffed, never imported here.
+        fallback_ref: likewise for the fallback.
+        when_source: the source text of the condition, if it came from a file.
+    """
+
+    name: str
+    fn: TaskFn | None = None
+    depends_on: tuple[str, ...] = ()
+    max_retries: int = 0
+    timeout_seconds: float | None = None
+    retry_interval: float = 0.0
+    fallback: TaskFn | None = None
+    when: Predicate | None = None
+    trigger: Trigger = Trigger.ALL_SUCCEEDED
+    params: Mapping[str, Any] = field(default_factory=dict)
+    description: str = ""
+    ref: str = ""
+    fallback_ref: str = ""
+    when_source: str = ""
+
+    def __post_init__(self) -> None:
+        # Accept lists from callers (the article passes lists) but keep the node immutable.
+        if not isinstance(self.depends_on, tuple):
+            object.__setattr__(self, "depends_on", tuple(self.depends_on))
+        if not isinstance(self.trigger, Trigger):
+            object.__setattr__(self, "trigger", Trigger(self.trigger))
+
+
+@dataclass(frozen=True, slots=True)
+class GraphProblem:
+    """One thing wrong with a graph.
+
+    Attributes:
+        kind: ``duplicate``, ``unknown_dependency``, ``self_dependency``, ``cycle``,
+            ``invalid_name`` or ``invalid_field``.
+        tasks: the tasks involved (for a cycle, in cycle order).
+        message: a sentence a person can act on.
+    """
+
+    kind: str
+    tasks: tuple[str, ...]
+    message: str
+
+
+class GraphError(ValueError):
+    """A graph is invalid; ``problems`` lists every problem found."""
+
+    def __init__(self, problems: Sequence[GraphProblem]) -> None:
+        self.problems = tuple(problems)
+        super().__init__("; ".join(p.message for p in self.problems))
+
+
+def _field_problems(node: TaskNode) -> list[GraphProblem]:
+    problems = []
+
+    def bad(message: str) -> None:
+        problems.append(
+            GraphProblem("invalid_field", (node.name,), f"task {node.name!r}: {message}")
+        )
+
+    if (
+        isinstance(node.max_retries, bool)
+        or not isinstance(node.max_retries, int)
+        or node.max_retries < 0
+    ):
+        bad(f"max_retries must be a non-negative integer, got {node.max_retries!r}")
+    if node.timeout_seconds is not None and not (
+        isinstance(node.timeout_seconds, int | float) and node.timeout_seconds > 0
+    ):
+        bad(f"timeout_seconds must be a positive number, got {node.timeout_seconds!r}")
+    if not isinstance(node.retry_interval, int | float) or node.retry_interval < 0:
+        bad(f"retry_interval must be a non-negative number, got {node.retry_interval!r}")
+    if not isinstance(node.params, Mapping):
+        bad(f"params must be a mapping, got {type(node.params).__name__}")
+    return problems
+
+
+class TaskGraph:
+    """A validated DAG of :class:`TaskNode` with its adjacency precomputed.
+
+    Use :meth:`from_nodes` to build one from nodes in any order, or the article's incremental
+    :meth:`add_task`, which requires dependencies to be registered first.
+    """
+
+    __slots__ = ("_dependents", "_nodes", "_topology")
+
+    def __init__(self) -> None:
+        self._nodes: dict[str, TaskNode] = {}
+        self._dependents: dict[str, list[str]] = {}
+        self._topology: Topology | None = None
+
+    def topology(self) -> Topology:
+        """Integer-indexed adjacency for planners, built once per graph version."""
+        if self._topology is None:
+            self._topology = Topology(self)
+        return self._topology
+
+    @classmethod
+    def from_nodes(cls, nodes: Iterable[TaskNode]) -> TaskGraph:
+        """Build and validate a graph from nodes declared in any order.
+
+        Raises:
+            GraphError: listing every problem (not just the first).
+        """
+        nodes = list(nodes)
+        problems: list[GraphProblem] = []
+        by_name: dict[str, TaskNode] = {}
+        for node in nodes:
+            if not isinstance(node.name, str) or not NAME_PATTERN.fullmatch(node.name):
+                problems.append(
+                    GraphProblem(
+                        "invalid_name",
+                        (str(node.name),),
+                        f"invalid task name {node.name!r}: use letters, digits, '_' or '-', "
+                        "starting with a letter or '_' (at most 128 characters)",
+                    )
+                )
+            if node.name in by_name:
+                problems.append(
+                    GraphProblem("duplicate", (node.name,), f"duplicate task name {node.name!r}")
+                )
+                continue
+            by_name[node.name] = node
+            problems.extend(_field_problems(node))
+        for node in by_name.values():
+            seen: set[str] = set()
+            for dep in node.depends_on:
+                if dep == node.name:
+                    problems.append(
+                        GraphProblem(
+                            "self_dependency", (node.name,), f"task {node.name!r} depends on itself"
+                        )
+                    )
+                elif dep not in by_name:
+                    problems.append(
+                        GraphProblem(
+                            "unknown_dependency",
+                            (node.name, dep),
+                            f"task {node.name!r} depends on unknown task {dep!r}",
+                        )
+                    )
+                elif dep in seen:
+                    problems.append(
+                        GraphProblem(
+                            "duplicate",
+                            (node.name, dep),
+                            f"task {node.name!r} lists dependency {dep!r} twice",
+                        )
+                    )
+                seen.add(dep)
+        graph = cls()
+        graph._nodes = by_name
+        graph._dependents = {name: [] for name in by_name}
+        for node in by_name.values():
+            for dep in dict.fromkeys(node.depends_on):
+                if dep in by_name and dep != node.name:
+                    graph._dependents[dep].append(node.name)
+        for cycle in graph._cycles():
+            problems.append(
+                GraphProblem("cycle", tuple(cycle), "cycle: " + " -> ".join([*cycle, cycle[0]]))
+            )
+        if problems:
+            raise GraphError(problems)
+        return graph
+
+    def add_task(self, node: TaskNode) -> None:
+        """Add one task whose dependencies are already registered (the article's API).
+
+        Raises:
+            GraphError: if the name is taken or invalid, or a dependency is not registered.
+        """
+        problems = []
+        if node.name in self._nodes:
+            problems.append(
+                GraphProblem("duplicate", (node.name,), f"duplicate task name {node.name!r}")
+            )
+        if not isinstance(node.name, str) or not NAME_PATTERN.fullmatch(node.name):
+            problems.append(
+                GraphProblem("invalid_name", (str(node.name),), f"invalid task name {node.name!r}")
+            )
+        for dep in node.depends_on:
+            if dep not in self._nodes:
+                problems.append(
+                    GraphProblem(
+                        "unknown_dependency",
+                        (node.name, dep),
+                        f"task {node.name!r} depends on {dep!r}, which is not registered yet",
+                    )
+                )
+        if len(set(node.depends_on)) != len(node.depends_on):
+            problems.append(
+                GraphProblem(
+                    "duplicate", (node.name,), f"task {node.name!r} lists a dependency twice"
+                )
+            )
+        problems.extend(_field_problems(node))
+        if problems:
+            raise GraphError(problems)
+        # A new node can only point at existing nodes, so it cannot close a cycle.
+        self._topology = None
+        self._nodes[node.name] = node
+        self._dependents[node.name] = []
+        for dep in dict.fromkeys(node.depends_on):
+            self._dependents[dep].append(node.name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._nodes
+
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+    def __getitem__(self, name: str) -> TaskNode:
+        return self._nodes[name]
+
+    @property
+    def nodes(self) -> Mapping[str, TaskNode]:
+        """Nodes by name, in declaration order."""
+        return self._nodes
+
+    @property
+    def tasks(self) -> Mapping[str, TaskNode]:
+        """Alias of :attr:`nodes` (the article's name)."""
+        return self._nodes
+
+    def dependents(self, name: str) -> Sequence[str]:
+        """Names of the tasks that depend directly on ``name``."""
+        return self._dependents[name]
+
+    def ancestors(self, name: str) -> set[str]:
+        """Every task ``name`` depends on, directly or not."""
+        return self._walk(name, lambda n: self._nodes[n].depends_on)
+
+    def descendants(self, name: str) -> set[str]:
+        """Every task that depends on ``name``, directly or not."""
+        return self._walk(name, self._dependents.__getitem__)
+
+    @staticmethod
+    def _walk(start: str, nexts: Callable[[str], Iterable[str]]) -> set[str]:
+        seen: set[str] = set()
+        stack = list(nexts(start))
+        while stack:
+            current = stack.pop()
+            if current not in seen:
+                seen.add(current)
+                stack.extend(nexts(current))
+        return seen
+
+    def _cycles(self) -> list[list[str]]:
+        """One cycle per strongly connected component with more than one task.
+
+        Iterative Tarjan (no recursion limit at 100k tasks), then a walk inside each component
+        to name an actual cycle, rotated to start at its smallest name so reports are stable.
+        """
+        index: dict[str, int] = {}
+        low: dict[str, int] = {}
+        on_stack: set[str] = set()
+        stack: list[str] = []
+        components: list[list[str]] = []
+        counter = 0
+        deps = {
+            n: [d for d in node.depends_on if d in self._nodes and d != n]
+            for n, node in self._nodes.items()
+        }
+        for root in sorted(self._nodes):
+            if root in index:
+                continue
+            work: list[tuple[str, int]] = [(root, 0)]
+            while work:
+                v, i = work.pop()
+                if i == 0:
+                    index[v] = low[v] = counter
+                    counter += 1
+                    stack.append(v)
+                    on_stack.add(v)
+                children = deps[v]
+                if i < len(children):
+                    work.append((v, i + 1))
+                    w = children[i]
+                    if w not in index:
+                        work.append((w, 0))
+                    elif w in on_stack:
+                        low[v] = min(low[v], index[w])
+                    continue
+                if work:
+                    parent = work[-1][0]
+                    low[parent] = min(low[parent], low[v])
+                if low[v] == index[v]:
+                    component = []
+                    while True:
+                        w = stack.pop()
+                        on_stack.discard(w)
+                        component.append(w)
+                        if w == v:
+                            break
+                    if len(component) > 1:
+                        components.append(component)
+        cycles = []
+        for component in components:
+            members = set(component)
+            start = min(members)
+            path = [start]
+            position = {start: 0}
+            current = start
+            while True:
+                nxt = min(d for d in deps[current] if d in members)
+                if nxt in position:
+                    cycle = path[position[nxt] :]
+                    break
+                position[nxt] = len(path)
+                path.append(nxt)
+                current = nxt
+            # Reported along depends_on: "a -> b" reads "a depends on b", as in the file.
+            pivot = cycle.index(min(cycle))
+            cycles.append(cycle[pivot:] + cycle[:pivot])
+        cycles.sort()
+        return cycles
+
+
+class Topology:
+    """A graph as integer arrays, tasks numbered in name order.
+
+    Attributes:
+        names: task names, sorted.
+        encoded: the names as UTF-8 bytes (hashed once per plan).
+        index: position of each name.
+        indegree: number of dependencies per task.
+        dependents: for each task, the positions of the tasks that depend on it.
+        roots: positions of the tasks without dependencies.
+    """
+
+    __slots__ = ("dependents", "encoded", "indegree", "index", "names", "roots")
+
+    def __init__(self, graph: TaskGraph) -> None:
+        self.names = sorted(graph.nodes)
+        self.encoded = [name.encode() for name in self.names]
+        self.index = {name: i for i, name in enumerate(self.names)}
+        index = self.index
+        self.indegree = [len(graph[name].depends_on) for name in self.names]
+        self.dependents = [[index[d] for d in graph.dependents(name)] for name in self.names]
+        self.roots = [i for i, count in enumerate(self.indegree) if count == 0]

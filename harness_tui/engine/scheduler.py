@@ -1,0 +1,202 @@
+"""The deterministic scheduler: one workflow plus one payload give exactly one plan.
+
+Kahn's algorithm over a heap keyed by ``(task_id, name)`` (I2): among the tasks whose
+dependencies are all planned, the smallest key goes next. Task ids are computed once per plan
+from the payload serialized once (I1), so planning is O((V + E) log V).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+from collections.abc import Iterator, Mapping
+from functools import cached_property
+from itertools import repeat
+from operator import itemgetter
+from typing import Any, NamedTuple
+
+from .canonical import payload_text, quote
+from .graph import GraphError, GraphProblem, TaskGraph
+
+__all__ = ["DeterministicScheduler", "Plan", "PlanStep"]
+
+
+class PlanStep(NamedTuple):
+    """One task's place in a plan.
+
+    Attributes:
+        index: 0-based position in the plan.
+        task: the task name.
+        task_id: the stable task id (I1).
+        level: longest path from a root task (roots are level 0).
+    """
+
+    index: int  # type: ignore[assignment]  # the field shadows tuple.index, by design
+    task: str
+    task_id: str
+    level: int
+
+
+class Plan:
+    """An immutable execution plan: task names, ids and levels in order, and a digest.
+
+    The plan is stored as three columns; :attr:`steps` materializes :class:`PlanStep` tuples on
+    first use (at 100k tasks, creating the objects would cost as much as planning itself).
+    """
+
+    __slots__ = ("__dict__", "levels", "names", "payload_text", "task_ids")
+
+    def __init__(
+        self,
+        names: tuple[str, ...],
+        task_ids: tuple[str, ...],
+        levels: tuple[int, ...],
+        payload_text: str,
+    ) -> None:
+        self.names = names
+        self.task_ids = task_ids
+        self.levels = levels
+        self.payload_text = payload_text
+
+    @cached_property
+    def steps(self) -> tuple[PlanStep, ...]:
+        """The plan steps, in order."""
+        make = tuple.__new__
+        return tuple(
+            map(
+                make,
+                repeat(PlanStep),
+                zip(range(len(self.names)), self.names, self.task_ids, self.levels, strict=True),
+            )
+        )
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def __iter__(self) -> Iterator[PlanStep]:
+        return iter(self.steps)
+
+    def __getitem__(self, index: int) -> PlanStep:
+        return self.steps[index]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Plan):
+            return NotImplemented
+        return (
+            self.names == other.names
+            and self.task_ids == other.task_ids
+            and self.levels == other.levels
+            and self.payload_text == other.payload_text
+        )
+
+    def __hash__(self) -> int:
+        return hash(self.task_ids)
+
+    def __repr__(self) -> str:
+        return f"Plan({len(self.names)} steps, digest={self.digest[:12]})"
+
+    @cached_property
+    def index_of(self) -> Mapping[str, int]:
+        """Plan position by task name."""
+        return {name: index for index, name in enumerate(self.names)}
+
+    def to_json(self) -> list[dict[str, Any]]:
+        """The plan as canonical JSON objects ``{"index", "task", "task_id", "level"}``."""
+        return [step._asdict() for step in self.steps]
+
+    @cached_property
+    def digest(self) -> str:
+        """sha256 of the canonical JSON of :meth:`to_json`."""
+        # Built by hand: keys already in sorted order and values known to be JSON-safe, which
+        # keeps a 100k-step digest at a fraction of a generic encoder's cost.
+        parts = [
+            f'{{"index":{i},"level":{level},"task":{quote(name)},"task_id":"{task_id}"}}'
+            for i, (name, task_id, level) in enumerate(
+                zip(self.names, self.task_ids, self.levels, strict=True)
+            )
+        ]
+        return hashlib.sha256(("[" + ",".join(parts) + "]").encode()).hexdigest()
+
+
+class DeterministicScheduler:
+    """Turns a :class:`TaskGraph` and a payload into its one :class:`Plan`.
+
+    Args:
+        graph: a validated graph.
+    """
+
+    def __init__(self, graph: TaskGraph) -> None:
+        self.graph = graph
+
+    def build_plan(self, payload: Any) -> list[str]:
+        """Task names in execution order (the article's API)."""
+        return list(self.plan(payload).names)
+
+    def plan(self, payload: Any) -> Plan:
+        """The execution plan for ``payload``.
+
+        Raises:
+            CanonicalError: the payload is not a JSON value.
+            GraphError: the graph has a cycle.
+        """
+        text = payload_text(payload)
+        topology = self.graph.topology()
+        names = topology.names
+        n = len(names)
+        suffix = (":" + text).encode()
+        sha256 = hashlib.sha256
+        ids = [sha256(name + suffix).hexdigest()[:16] for name in topology.encoded]
+        # Tasks are numbered in name order and ids have a fixed width, so the integer
+        # ``id * n + number`` orders exactly like ``(task_id, name)`` and compares in C.
+        keys = [int(task_id, 16) * n + i for i, task_id in enumerate(ids)]
+        indegree = topology.indegree.copy()
+        level = [0] * n
+        dependents = topology.dependents
+        # The ready set is a heap plus a sorted run: a task that releases many others at once
+        # (a fan-out) sorts them in one C call instead of pushing each through the heap. A run
+        # is only rebuilt for a batch at least a quarter of its size, so merging stays linear.
+        heap: list[int] = []
+        run = sorted([keys[i] for i in topology.roots])
+        at = 0
+        push, pop = heapq.heappush, heapq.heappop
+        order: list[int] = []
+        append = order.append
+        while True:
+            if heap and (at == len(run) or heap[0] < run[at]):
+                i = pop(heap) % n
+            elif at < len(run):
+                i = run[at] % n
+                at += 1
+            else:
+                break
+            append(i)
+            deeper = level[i] + 1
+            released: list[int] | None = None
+            for child in dependents[i]:
+                if level[child] < deeper:
+                    level[child] = deeper
+                remaining = indegree[child] - 1
+                indegree[child] = remaining
+                if not remaining:
+                    if released is None:
+                        released = [child]
+                    else:
+                        released.append(child)
+            if released is not None:
+                if len(released) > 16 and len(released) * 4 >= len(run) - at:
+                    run = sorted([keys[c] for c in released] + run[at:])
+                    at = 0
+                else:
+                    for child in released:
+                        push(heap, keys[child])
+        if len(order) != n:
+            stuck = sorted(names[i] for i, count in enumerate(indegree) if count)
+            raise GraphError(
+                [GraphProblem("cycle", tuple(stuck), "cycle among: " + ", ".join(stuck))]
+            )
+        if n == 0:
+            return Plan((), (), (), text)
+        if n == 1:
+            return Plan((names[0],), (ids[0],), (0,), text)
+        pick = itemgetter(*order)
+        return Plan(pick(names), pick(ids), pick(level), text)

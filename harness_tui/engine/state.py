@@ -1,0 +1,215 @@
+"""Append-only run state and O(1) snapshots (I7).
+
+The state is a log: trace events and committed outputs are only ever appended. The context as
+of any trace position is a :class:`Snapshot`, a view over a prefix of that log, so going back in
+time costs nothing up front and each lookup is a dictionary access plus a bisect.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, overload
+
+from .canonical import loads, quote
+from .events import Status, TraceEvent
+
+__all__ = ["Commit", "RunState", "Snapshot"]
+
+
+class Commit:
+    """A committed task output, kept as canonical JSON text (decoded fresh for each reader)."""
+
+    __slots__ = ("digest", "seq", "task", "text")
+
+    def __init__(self, task: str, seq: int, text: str, digest: str) -> None:
+        self.task = task
+        self.seq = seq
+        self.text = text
+        self.digest = digest
+
+    def value(self) -> Any:
+        """A fresh copy of the output: a reader may mutate it without affecting anyone."""
+        return loads(self.text)
+
+
+class RunState:
+    """The append-only log of one run: events and committed outputs."""
+
+    __slots__ = ("_by_task", "_hashed", "_input_digests", "_trace_hash", "commits", "events")
+
+    def __init__(self) -> None:
+        self.events: list[TraceEvent] = []
+        self.commits: dict[str, Commit] = {}
+        self._by_task: dict[str, list[int]] = {}
+        # Running sha256 over the canonical trace text, so a digest costs only the new events.
+        self._trace_hash = hashlib.sha256(b"[")
+        self._hashed = 0
+        self._input_digests: dict[str, str] = {}
+
+    def append(self, event: TraceEvent) -> None:
+        """Append an event; its ``seq`` must be the next position."""
+        if event.seq != len(self.events):
+            raise ValueError(f"event seq {event.seq} out of order (expected {len(self.events)})")
+        self.events.append(event)
+        seqs = self._by_task.get(event.task)
+        if seqs is None:
+            self._by_task[event.task] = [event.seq]
+        else:
+            seqs.append(event.seq)
+        if event.input_digest is not None:
+            self._input_digests[event.task] = event.input_digest
+
+    def commit(self, task: str, seq: int, text: str, digest: str) -> Commit:
+        """Record a task's output, committed by the event at ``seq``."""
+        if task in self.commits:
+            raise ValueError(f"task {task!r} already has a committed output")
+        commit = Commit(task, seq, text, digest)
+        self.commits[task] = commit
+        return commit
+
+    def __len__(self) -> int:
+        return len(self.events)
+
+    def task_events(self, task: str) -> list[TraceEvent]:
+        """All events of one task, in order."""
+        return [self.events[i] for i in self._by_task.get(task, ())]
+
+    def last_event(self, task: str, upto: int | None = None) -> TraceEvent | None:
+        """The task's latest event with ``seq <= upto`` (all events when ``upto`` is None)."""
+        seqs = self._by_task.get(task)
+        if not seqs:
+            return None
+        if upto is None:
+            return self.events[seqs[-1]]
+        position = bisect.bisect_right(seqs, upto)
+        return self.events[seqs[position - 1]] if position else None
+
+    def status(self, task: str) -> Status | None:
+        """The task's latest status, or None if it has no event yet."""
+        event = self.last_event(task)
+        return event.status if event is not None else None
+
+    def input_digest(self, task: str) -> str | None:
+        """The input digest recorded on the task's last ``running`` event."""
+        return self._input_digests.get(task)
+
+    def snapshot(self, seq: int | None = None) -> Snapshot:
+        """A view of the run as of trace position ``seq`` (the latest when None). O(1)."""
+        end = len(self.events) if seq is None else seq + 1
+        if not 0 <= end <= len(self.events):
+            raise IndexError(f"no trace position {seq} (trace has {len(self.events)} events)")
+        return Snapshot(self, end)
+
+    def canonical_trace(self) -> list[dict[str, Any]]:
+        """Every event's canonical fields, in order."""
+        return [event.canonical() for event in self.events]
+
+    def trace_digest(self) -> str:
+        """sha256 of the canonical JSON of the trace (the list of canonical events)."""
+        update = self._trace_hash.update
+        events = self.events
+        for index in range(self._hashed, len(events)):
+            text = events[index].canonical_text()
+            update((text if index == 0 else "," + text).encode())
+        self._hashed = len(events)
+        final = self._trace_hash.copy()
+        final.update(b"]")
+        return final.hexdigest()
+
+    def results_text(self, order: Sequence[str] | None = None) -> str:
+        """Canonical JSON of ``{task: output}`` for every committed task."""
+        names = (
+            sorted(self.commits) if order is None else sorted(n for n in order if n in self.commits)
+        )
+        body = ",".join(f"{quote(n)}:{self.commits[n].text}" for n in names)
+        return "{" + body + "}"
+
+    def results_digest(self) -> str:
+        """sha256 of :meth:`results_text`."""
+        return hashlib.sha256(self.results_text().encode()).hexdigest()
+
+
+class _EventsView(Sequence[TraceEvent]):
+    """A read-only prefix of the event log, without copying it."""
+
+    __slots__ = ("_end", "_events")
+
+    def __init__(self, events: list[TraceEvent], end: int) -> None:
+        self._events = events
+        self._end = end
+
+    def __len__(self) -> int:
+        return self._end
+
+    @overload
+    def __getitem__(self, index: int) -> TraceEvent: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[TraceEvent]: ...
+    def __getitem__(self, index: int | slice) -> TraceEvent | Sequence[TraceEvent]:
+        if isinstance(index, slice):
+            return self._events[: self._end][index]
+        if index < 0:
+            index += self._end
+        if not 0 <= index < self._end:
+            raise IndexError(index)
+        return self._events[index]
+
+    def __iter__(self) -> Iterator[TraceEvent]:
+        for index in range(self._end):
+            yield self._events[index]
+
+
+class Snapshot:
+    """The run as of one trace position: statuses, outputs, events. A view, never a copy."""
+
+    __slots__ = ("_end", "_state")
+
+    def __init__(self, state: RunState, end: int) -> None:
+        self._state = state
+        self._end = end
+
+    @property
+    def seq(self) -> int:
+        """The last trace position included (-1 before any event)."""
+        return self._end - 1
+
+    @property
+    def events(self) -> Sequence[TraceEvent]:
+        """The events up to and including :attr:`seq`."""
+        return _EventsView(self._state.events, self._end)
+
+    def last_event(self, task: str) -> TraceEvent | None:
+        """The task's latest event as of this snapshot."""
+        return self._state.last_event(task, self._end - 1)
+
+    def status(self, task: str) -> Status | None:
+        """The task's status as of this snapshot, or None if it had no event yet."""
+        event = self.last_event(task)
+        return event.status if event is not None else None
+
+    def has_output(self, task: str) -> bool:
+        """Whether the task's output was committed as of this snapshot."""
+        commit = self._state.commits.get(task)
+        return commit is not None and commit.seq < self._end
+
+    def output(self, task: str) -> Any:
+        """A fresh copy of the task's output as of this snapshot.
+
+        Raises:
+            KeyError: the task had no committed output yet.
+        """
+        commit = self._state.commits.get(task)
+        if commit is None or commit.seq >= self._end:
+            raise KeyError(task)
+        return commit.value()
+
+    @property
+    def results(self) -> Mapping[str, Any]:
+        """Every output committed as of this snapshot, decoded (a fresh dict)."""
+        return {
+            name: commit.value()
+            for name, commit in self._state.commits.items()
+            if commit.seq < self._end
+        }

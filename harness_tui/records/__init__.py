@@ -1,0 +1,1 @@
+"""Runs at rest: export and import, the run store, replay and divergence."""

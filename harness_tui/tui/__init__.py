@@ -1,0 +1,1 @@
+"""The Textual workbench: renders engine state; every decision stays in the engine."""
