@@ -195,3 +195,14 @@ def digest(value: Any) -> str:
 def loads(text: str) -> Any:
     """Decode canonical JSON text (a fresh copy each call)."""
     return _loads(text)
+
+
+def combine_digests(parts: dict[str, str]) -> str:
+    """sha256 of the canonical JSON object ``{name: digest}`` (the run digest's form)."""
+    body = ",".join(f'"{k}":"{parts[k]}"' for k in sorted(parts))
+    return hashlib.sha256(("{" + body + "}").encode()).hexdigest()
+
+
+def object_text(items: dict[str, str]) -> str:
+    """Canonical JSON of an object whose values are already canonical JSON texts."""
+    return "{" + ",".join(f"{_quote(k)}:{items[k]}" for k in sorted(items)) + "}"

@@ -14,7 +14,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from enum import StrEnum
 from typing import Any
 
-from .canonical import CanonicalError, check_json, digest_text, loads
+from .canonical import CanonicalError, check_json, combine_digests, digest_text, loads
 from .clock import Clock, SystemClock
 from .events import FAILURE_STATUSES, OUTPUT_STATUSES, RunStatus, Status, TraceEvent
 from .executors import AttemptCall, Executor, Outcome, SerialExecutor
@@ -332,10 +332,7 @@ class Run:
             "trace": self.state.trace_digest(),
             "results": self.state.results_digest(),
         }
-        run = hashlib.sha256(
-            ("{" + ",".join(f'"{k}":"{parts[k]}"' for k in sorted(parts)) + "}").encode()
-        ).hexdigest()
-        return {**parts, "run": run}
+        return {**parts, "run": combine_digests(parts)}
 
     @property
     def digest(self) -> str:
@@ -591,7 +588,7 @@ class Run:
                     f"{step.task} ({step.task_id}) at position {cursor}"
                 )
             pending.append(event)
-            if self._ends_task(event):
+            if self.ends_task(event):
                 for kept in pending:
                     if kept.status in OUTPUT_STATUSES:
                         text = outputs.get(kept.task)
@@ -614,7 +611,7 @@ class Run:
         if cursor >= len(self.plan):
             self._finish()
 
-    def _ends_task(self, event: TraceEvent) -> bool:
+    def ends_task(self, event: TraceEvent) -> bool:
         """Whether ``event`` is its task's final event (no attempt or fallback follows)."""
         status = event.status
         if status is Status.RUNNING:

@@ -12,7 +12,7 @@ import hashlib
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, overload
 
-from .canonical import loads, quote
+from .canonical import loads, object_text
 from .events import Status, TraceEvent
 
 __all__ = ["Commit", "RunState", "Snapshot"]
@@ -118,13 +118,9 @@ class RunState:
         final.update(b"]")
         return final.hexdigest()
 
-    def results_text(self, order: Sequence[str] | None = None) -> str:
+    def results_text(self) -> str:
         """Canonical JSON of ``{task: output}`` for every committed task."""
-        names = (
-            sorted(self.commits) if order is None else sorted(n for n in order if n in self.commits)
-        )
-        body = ",".join(f"{quote(n)}:{self.commits[n].text}" for n in names)
-        return "{" + body + "}"
+        return object_text({name: commit.text for name, commit in self.commits.items()})
 
     def results_digest(self) -> str:
         """sha256 of :meth:`results_text`."""

@@ -1,0 +1,12 @@
+"""The command line: the only place that prints and picks exit codes.
+
+Exit codes: 0 success, 1 a failed run (or, with ``--exit-code``, a difference), 2 invalid input.
+Heavy imports (rich, textual, the records layer) are deferred into the commands that need them
+so that ``validate`` and ``plan`` start fast.
+"""
+
+from __future__ import annotations
+
+from .app import cli, main
+
+__all__ = ["cli", "main"]

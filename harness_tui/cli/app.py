@@ -1,0 +1,127 @@
+"""The ``harness-tui`` command group and the workflow-file commands."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from .. import __version__
+from .common import EXIT_INVALID, load_or_die, parse_payload, payload_option
+
+
+class _Group(click.Group):
+    """Lets ``harness-tui FILE`` open the workbench, like ``harness-tui open FILE``."""
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            return super().resolve_command(ctx, ["open", *args])
+        return super().resolve_command(ctx, args)
+
+
+@click.group(
+    cls=_Group,
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+@click.version_option(__version__, prog_name="harness-tui")
+@click.pass_context
+def cli(ctx: click.Context) -> None:
+    """A deterministic workflow harness with a terminal workbench.
+
+    harness-tui FILE opens the workbench on a workflow; the commands below do the same work
+    headless, for scripts and CI.
+    """
+    if ctx.invoked_subcommand is None:
+        from .tui_cmds import open_workbench
+
+        open_workbench(None, None)
+
+
+@cli.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+def validate(files: tuple[str, ...]) -> None:
+    """Check workflow files; print 'ok' or every problem as file:line:col: message."""
+    from ..workflow.errors import WorkflowError
+    from ..workflow.loader import load_workflow
+
+    bad = False
+    for path in files:
+        try:
+            workflow = load_workflow(path)
+        except WorkflowError as exc:
+            bad = True
+            for problem in exc.problems:
+                click.echo(str(problem), err=True)
+            continue
+        click.echo(f"ok: {path} ({len(workflow.graph)} tasks)")
+    sys.exit(EXIT_INVALID if bad else 0)
+
+
+@cli.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@payload_option
+@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
+def plan(file: str, payload: str | None, as_json: bool) -> None:
+    """Print the execution plan of a workflow for a payload."""
+    from ..engine.canonical import digest
+    from ..engine.scheduler import DeterministicScheduler
+
+    workflow = load_or_die(file)
+    value = parse_payload(payload, workflow.payload)
+    the_plan = DeterministicScheduler(workflow.graph).plan(value)
+    if as_json:
+        document = {
+            "workflow": workflow.name,
+            "payload_digest": digest(value),
+            "plan": the_plan.to_json(),
+            "plan_digest": the_plan.digest,
+        }
+        click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"{workflow.name}: {len(the_plan)} tasks", title_justify="left")
+    for column in ("#", "task", "task_id", "level", "depends_on"):
+        table.add_column(column, justify="right" if column in ("#", "level") else "left")
+    for step in the_plan:
+        deps = ", ".join(workflow.graph[step.task].depends_on)
+        table.add_row(str(step.index), step.task, step.task_id, str(step.level), deps)
+    console = Console()
+    console.print(table)
+    console.print(f"plan digest: {the_plan.digest}")
+
+
+@cli.command()
+@click.argument("kind", type=click.Choice(["workflow", "run"]))
+def schema(kind: str) -> None:
+    """Print the JSON Schema of workflow files or run exports."""
+    from ..schemas import schema_text
+
+    click.echo(schema_text(kind), nl=False)
+
+
+@cli.command()
+@click.option("--tasks", "count", type=click.IntRange(1, 100_000), required=True)
+@click.option("--shape", type=click.Choice(["wide", "chain", "layered"]), default="wide")
+@click.option("--name", default=None, help="Workflow name (default: synthetic_SHAPE_N).")
+def generate(count: int, shape: str, name: str | None) -> None:
+    """Print a synthetic workflow of trivial built-in tasks (for benchmarks)."""
+    from ..workflow.generate import generate_workflow
+
+    click.echo(generate_workflow(count, shape, name), nl=False)
+
+
+def main() -> None:
+    """Console entry point."""
+    from . import records_cmds, tui_cmds  # noqa: F401  (registers their commands)
+
+    try:
+        cli(standalone_mode=True)
+    except KeyboardInterrupt:  # pragma: no cover - interactive
+        click.echo("interrupted", err=True)
+        sys.exit(130)

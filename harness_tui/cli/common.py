@@ -1,0 +1,60 @@
+"""Helpers shared by the commands: input parsing and the one-line error convention."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+
+from ..engine.canonical import CanonicalError, check_json
+from ..workflow.errors import WorkflowError
+from ..workflow.loader import Workflow, load_workflow
+
+EXIT_OK, EXIT_FAILED, EXIT_INVALID = 0, 1, 2
+
+
+def die(message: str, code: int = EXIT_INVALID) -> NoReturn:
+    """Print one clear line to stderr and exit."""
+    click.echo(f"error: {message}", err=True)
+    sys.exit(code)
+
+
+def load_or_die(path: str) -> Workflow:
+    """Load a workflow, or print each problem as ``file:line:col: message`` and exit 2."""
+    try:
+        return load_workflow(path)
+    except WorkflowError as exc:
+        for problem in exc.problems:
+            click.echo(str(problem), err=True)
+        sys.exit(EXIT_INVALID)
+
+
+def parse_payload(option: str | None, default: Any, what: str = "--payload") -> Any:
+    """``--payload '{"a": 1}'`` or ``--payload @file.json``; the workflow's default if None."""
+    if option is None:
+        return default
+    source = option
+    if option.startswith("@"):
+        try:
+            source = Path(option[1:]).read_text(encoding="utf-8")
+        except OSError as exc:
+            die(f"{what}: cannot read {option[1:]}: {exc.strerror}")
+    try:
+        value = json.loads(source)
+    except json.JSONDecodeError as exc:
+        die(f"{what}: not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")
+    try:
+        check_json(value, "payload")
+    except CanonicalError as exc:
+        die(f"{what}: {exc}")
+    return value
+
+
+payload_option = click.option(
+    "--payload",
+    metavar="JSON|@FILE",
+    help="Input payload as JSON text or @file.json (default: the workflow's own).",
+)

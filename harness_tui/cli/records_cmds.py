@@ -1,0 +1,438 @@
+"""Commands for runs: run, runs, export, resume, replay, verify, golden."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+import click
+
+from .app import cli
+from .common import (
+    EXIT_FAILED,
+    EXIT_INVALID,
+    EXIT_OK,
+    die,
+    load_or_die,
+    parse_payload,
+    payload_option,
+)
+
+if TYPE_CHECKING:
+    from ..engine.events import TraceEvent
+    from ..engine.orchestrator import Run
+    from ..records.export import RunRecord
+    from ..records.store import RunStore
+    from ..workflow.loader import Workflow
+
+store_option = click.option(
+    "--store",
+    "store_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="The run store (default: runs.sqlite3 in the user data folder).",
+)
+format_option = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["harness-run", "chrome-trace"]),
+    default="harness-run",
+    help="harness-run (replayable) or chrome-trace (timeline for Perfetto).",
+)
+redact_option = click.option(
+    "--redact",
+    default="",
+    metavar="KEY,...",
+    help="Replace the values of these keys in payload and results by their digest.",
+)
+
+
+def _open_store(path: str | None) -> RunStore:
+    from ..records.errors import RecordError
+    from ..records.store import RunStore, default_store_path
+
+    try:
+        return RunStore(path or default_store_path())
+    except RecordError as exc:
+        die(str(exc))
+
+
+def _read_record(path: str) -> RunRecord:
+    from ..records.errors import RecordError
+    from ..records.export import RunRecord
+
+    try:
+        return RunRecord.read(path)
+    except RecordError as exc:
+        die(str(exc))
+
+
+def _write_export(record: RunRecord, target: str, fmt: str) -> None:
+    from ..records.chrome import chrome_trace
+    from ..records.export import atomic_write
+
+    text = record.to_text() if fmt == "harness-run" else json.dumps(chrome_trace(record)) + "\n"
+    if target == "-":
+        click.echo(text, nl=False)
+        return
+    try:
+        atomic_write(target, text)
+    except OSError as exc:
+        die(f"cannot write {target}: {exc.strerror}")
+    click.echo(f"exported: {target}", err=True)
+
+
+def _summary(run: Run, workflow: Workflow) -> None:
+    """Final statuses, the leaf outputs and the run digest, on stderr (stdout stays clean)."""
+    from collections import Counter
+
+    counts = Counter(run.state.status(step.task) for step in run.plan)
+    parts = ", ".join(f"{n} {status}" for status, n in sorted(counts.items(), key=str))
+    click.echo(f"{workflow.name}: {run.status.value} ({parts})", err=True)
+    for event in run.events:
+        if event.status.value in ("failed", "timed_out") and run.ends_task(event) and event.error:
+            click.echo(f"  {event.task}: {event.error['type']}: {event.error['message']}", err=True)
+    leaves = [s.task for s in run.plan if not workflow.graph.dependents(s.task)]
+    final = {name: run.state.commits[name].value() for name in leaves if name in run.state.commits}
+    click.echo(json.dumps(final, indent=2, ensure_ascii=False), err=True)
+    click.echo(f"run digest: {run.digest}", err=True)
+
+
+@cli.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@payload_option
+@click.option("--export", "export_to", metavar="FILE|-", help="Write the run export here.")
+@format_option
+@store_option
+@click.option("--no-store", is_flag=True, help="Do not record the run in the store.")
+@click.option(
+    "--jsonl", "jsonl_path", type=click.Path(dir_okay=False), help="Stream events as JSON Lines."
+)
+@redact_option
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
+def run(
+    file: str,
+    payload: str | None,
+    export_to: str | None,
+    fmt: str,
+    store_path: str | None,
+    no_store: bool,
+    jsonl_path: str | None,
+    redact: str,
+    quiet: bool,
+) -> None:
+    """Run a workflow headless; exit 0 if it succeeded, 1 if it failed, 2 on invalid input."""
+    from ..engine.orchestrator import TaskOrchestrator
+    from ..records.export import RunRecord
+
+    workflow = load_or_die(file)
+    value = parse_payload(payload, workflow.payload)
+    orchestrator = TaskOrchestrator(workflow.graph, on_failure=workflow.on_failure)
+    the_run = orchestrator.start(value)
+    store = None if no_store else _open_store(store_path)
+    run_id = store.record(the_run, workflow) if store else None
+    if run_id and not quiet:
+        click.echo(f"run id: {run_id}", err=True)
+    jsonl: IO[str] | None = None
+    if jsonl_path:
+        try:
+            jsonl = open(jsonl_path, "w", encoding="utf-8")  # noqa: SIM115 - closed below
+        except OSError as exc:
+            die(f"cannot write {jsonl_path}: {exc.strerror}")
+        stream = jsonl
+
+        def write_line(event: TraceEvent) -> None:
+            stream.write(event.canonical_text() + "\n")
+            stream.flush()
+
+        the_run.add_listener(write_line)
+    try:
+        _drive(the_run, quiet)
+    except KeyboardInterrupt:
+        if store and run_id:
+            click.echo(f"interrupted; continue with: harness-tui resume {run_id}", err=True)
+        sys.exit(130)
+    finally:
+        if jsonl:
+            jsonl.close()
+    if store and run_id:
+        store.finish(the_run, run_id)
+        store.close()
+    if not quiet:
+        _summary(the_run, workflow)
+    if export_to:
+        keys = [k for k in redact.split(",") if k]
+        _write_export(
+            RunRecord.from_run(the_run, workflow, run_id=run_id, redact=keys), export_to, fmt
+        )
+    sys.exit(EXIT_OK if the_run.status.value == "succeeded" else EXIT_FAILED)
+
+
+def _drive(the_run: Run, quiet: bool) -> None:
+    if quiet or not sys.stderr.isatty():
+        the_run.run_to_end()
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as progress:
+        bar = progress.add_task("running", total=len(the_run.plan))
+        while not the_run.finished:
+            upcoming = the_run.next_step
+            progress.update(bar, description=upcoming.task if upcoming else "")
+            the_run.step()
+            progress.update(bar, completed=the_run.cursor)
+
+
+@cli.command()
+@store_option
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
+def runs(store_path: str | None, as_json: bool) -> None:
+    """List the runs in the store, newest first."""
+    store = _open_store(store_path)
+    rows = store.runs()
+    if as_json:
+        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"runs in {store.path}", title_justify="left")
+    table.add_column("id", no_wrap=True)
+    for column in ("workflow", "payload", "status", "started", "tasks done"):
+        table.add_column(column)
+    for row in rows:
+        done = f"{row['tasks_done']}/{row['tasks_total']}"
+        table.add_row(
+            row["id"],
+            row["workflow"],
+            row["payload_digest"][:12],
+            row["status"],
+            row["started_at"],
+            done,
+        )
+    Console().print(table)
+
+
+@cli.command()
+@click.argument("run_id")
+@click.argument("file", metavar="FILE|-")
+@format_option
+@redact_option
+@store_option
+def export(run_id: str, file: str, fmt: str, redact: str, store_path: str | None) -> None:
+    """Export a stored run to a JSON file (written atomically)."""
+    from ..records.errors import RecordError
+    from ..records.export import RunRecord
+
+    store = _open_store(store_path)
+    try:
+        record = store.export(run_id)
+    except RecordError as exc:
+        die(str(exc))
+    keys = [k for k in redact.split(",") if k]
+    if keys:
+        document = record.document
+        record = RunRecord.from_run(
+            _restored(store, run_id), record.workflow, run_id=run_id, redact=keys
+        )
+        record.document["status"] = document["status"]
+    _write_export(record, file, fmt)
+
+
+def _restored(store: RunStore, run_id: str) -> Run:
+    from ..engine.orchestrator import TaskOrchestrator
+
+    stored = store.load(run_id)
+    orchestrator = TaskOrchestrator(stored.workflow.graph, on_failure=stored.workflow.on_failure)
+    return orchestrator.resume(json.loads(stored.payload_text), stored.events, stored.outputs)
+
+
+@cli.command()
+@click.argument("run_id")
+@store_option
+@click.option("--export", "export_to", metavar="FILE|-", help="Write the run export here.")
+def resume(run_id: str, store_path: str | None, export_to: str | None) -> None:
+    """Continue a stored run from its last committed task."""
+    from ..records.errors import RecordError
+    from ..records.export import RunRecord
+
+    store = _open_store(store_path)
+    try:
+        workflow, the_run = store.resume(run_id)
+    except RecordError as exc:
+        die(str(exc))
+    except ValueError as exc:  # ResumeError: the stored events do not fit the workflow
+        die(f"run {run_id}: {exc}")
+    if the_run.finished:
+        click.echo(f"run {run_id} had already finished: {the_run.status.value}", err=True)
+    else:
+        click.echo(f"resuming {run_id} at task {the_run.cursor + 1}/{len(the_run.plan)}", err=True)
+        _drive(the_run, quiet=False)
+    store.finish(the_run, run_id)
+    _summary(the_run, workflow)
+    if export_to:
+        _write_export(
+            RunRecord.from_run(the_run, workflow, run_id=run_id), export_to, "harness-run"
+        )
+    sys.exit(EXIT_OK if the_run.status.value == "succeeded" else EXIT_FAILED)
+
+
+@cli.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def replay(file: str, as_json: bool) -> None:
+    """Replay an exported run offline (no user code runs) and check it reproduces exactly."""
+    from ..records.errors import RecordError
+    from ..records.replay import replay as do_replay
+
+    record = _read_record(file)
+    try:
+        report = do_replay(record)
+    except RecordError as exc:
+        die(str(exc))
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    "identical": report.identical,
+                    "events": len(report.run.events),
+                    "digests": report.run.digests(),
+                    "differences": [d.to_json() for d in report.diff.differences],
+                },
+                indent=2,
+            )
+        )
+    elif report.identical:
+        click.echo(
+            f"replayed {len(report.run.events)} events of {record.workflow.name}: identical "
+            f"(plan, trace and digests); run digest {record.digests['run']}"
+        )
+    else:
+        first = report.diff.first
+        click.echo("replay differs: " + (first.describe() if first else "digests differ"), err=True)
+    sys.exit(EXIT_OK if report.identical else EXIT_FAILED)
+
+
+@cli.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@payload_option
+@click.option("--runs", "count", type=click.IntRange(2, 50), default=2, help="How many fresh runs.")
+@click.option("--against", type=click.Path(dir_okay=False), help="A run export to compare with.")
+def verify(file: str, payload: str | None, count: int, against: str | None) -> None:
+    """Check determinism: fresh runs under different hash seeds, or one run against an export."""
+    from ..records.divergence import trace_diff
+    from ..records.errors import RecordError
+    from ..records.export import RunRecord
+
+    workflow = load_or_die(file)
+    if against:
+        record = _read_record(against)
+        value = parse_payload(payload, record.payload)
+        live = _live_record(workflow, value)
+        diff = trace_diff(record.events, live.events, record.outputs, live.outputs)
+        if live.plan != record.plan and diff.identical:
+            click.echo("plans differ although the traces agree", err=True)
+            sys.exit(EXIT_FAILED)
+        if diff.identical and live.digests == record.digests:
+            click.echo(f"identical to {against}: run digest {record.digests['run']}")
+            sys.exit(EXIT_OK)
+        first = diff.first
+        click.echo("diverges from the record: " + (first.describe() if first else "digests differ"))
+        sys.exit(EXIT_FAILED)
+    value = parse_payload(payload, workflow.payload)
+    records: list[RunRecord] = []
+    for index in range(count):
+        seed = str(index * 7919 + 1)
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "harness_tui",
+                "run",
+                file,
+                "--payload",
+                json.dumps(value),
+                "--no-store",
+                "--export",
+                "-",
+                "--quiet",
+            ],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        )
+        if result.returncode == EXIT_INVALID or not result.stdout:
+            die(f"run {index + 1} could not start: {result.stderr.strip().splitlines()[-1:]}")
+        try:
+            records.append(RunRecord.parse(result.stdout, f"run {index + 1}"))
+        except RecordError as exc:
+            die(str(exc))
+    first_record = records[0]
+    for index, other in enumerate(records[1:], start=2):
+        if other.digests != first_record.digests:
+            diff = trace_diff(
+                first_record.events, other.events, first_record.outputs, other.outputs
+            )
+            where = diff.first.describe() if diff.first else "results differ"
+            click.echo(f"not deterministic: run {index} differs from run 1: {where}")
+            sys.exit(EXIT_FAILED)
+    click.echo(
+        f"deterministic: {count} runs under different hash seeds agree on plan, trace and "
+        f"results; run digest {first_record.digests['run']}"
+    )
+
+
+def _live_record(workflow: Workflow, payload: Any) -> RunRecord:
+    from ..engine.orchestrator import TaskOrchestrator
+    from ..records.export import RunRecord
+
+    orchestrator = TaskOrchestrator(workflow.graph, on_failure=workflow.on_failure)
+    return RunRecord.from_run(orchestrator.run(payload), workflow)
+
+
+@cli.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("golden_file", type=click.Path(dir_okay=False))
+@payload_option
+@click.option("--update", is_flag=True, help="Write the golden file instead of checking it.")
+def golden(file: str, golden_file: str, payload: str | None, update: bool) -> None:
+    """Check (or --update) a golden file holding plan, trace and results."""
+    from ..engine.events import TraceEvent
+    from ..records.divergence import trace_diff
+    from ..records.export import atomic_write
+
+    workflow = load_or_die(file)
+    value = parse_payload(payload, workflow.payload)
+    live = _live_record(workflow, value)
+    document = {key: live.document[key] for key in ("payload", "plan", "trace", "results")}
+    text = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    if update:
+        atomic_write(golden_file, text)
+        click.echo(f"wrote {golden_file}")
+        return
+    try:
+        expected = json.loads(Path(golden_file).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        die(f"{golden_file}: cannot read golden file ({exc}); create it with --update")
+    if expected == document:
+        click.echo(f"ok: {file} matches {golden_file}")
+        return
+    events = [TraceEvent.from_dicts(e) for e in expected.get("trace", [])]
+    diff = trace_diff(events, live.events)
+    if diff.first:
+        click.echo(f"golden mismatch: {diff.first.describe()}")
+    else:
+        keys = [k for k in ("payload", "plan", "results") if expected.get(k) != document[k]]
+        click.echo(f"golden mismatch in {', '.join(keys)}")
+    sys.exit(EXIT_FAILED)

@@ -1,0 +1,315 @@
+"""Run exports: a run as one JSON file that anyone can open, step through and replay.
+
+Writing is atomic (temp file, fsync, rename). Reading checks, in order: size, JSON, format and
+major version, schema, checksum, then internal consistency (the plan re-derived from the
+embedded workflow and payload, trace task ids, digests, output digests). Each failure is a
+:class:`RecordError` with one line saying what is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import tempfile
+from collections.abc import Iterable, Mapping
+from functools import cached_property
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from .. import __version__
+from ..engine.canonical import check_json, combine_digests, digest, digest_text, object_text
+from ..engine.events import TraceEvent
+from ..engine.orchestrator import Run
+from ..engine.scheduler import DeterministicScheduler, Plan
+from ..engine.state import RunState
+from ..workflow.errors import WorkflowError
+from ..workflow.loader import Workflow, parse_workflow
+from .errors import RecordError
+from .model import FORMAT, FORMAT_VERSION, RunExport
+
+__all__ = ["MAX_EXPORT_BYTES", "RunRecord", "atomic_write"]
+
+MAX_EXPORT_BYTES = 256 * 1024 * 1024
+_PACKAGES = ("textual", "rich", "pyyaml", "click", "pydantic", "jmespath")
+
+
+def atomic_write(path: str | Path, text: str) -> None:
+    """Write ``text`` to ``path`` so that readers see the old file or the new one, never half."""
+    target = Path(path)
+    directory = target.resolve().parent
+    fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, target)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+    try:  # make the rename itself durable
+        dir_fd = os.open(directory, os.O_RDONLY)
+    except OSError:  # pragma: no cover - platforms without directory fds
+        return
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def _environment() -> dict[str, Any]:
+    packages: dict[str, str | None] = {}
+    for name in _PACKAGES:
+        try:
+            packages[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            packages[name] = None
+    return {
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "platform": platform.platform(),
+        "packages": packages,
+    }
+
+
+def _redact(value: Any, keys: frozenset[str]) -> Any:
+    if isinstance(value, dict):
+        return {
+            k: (f"<redacted sha256:{digest(v)}>" if k in keys else _redact(v, keys))
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_redact(item, keys) for item in value]
+    return value
+
+
+def _checksum(document: Mapping[str, Any]) -> str:
+    return digest({k: v for k, v in document.items() if k != "checksum"})
+
+
+def _dump(document: Mapping[str, Any]) -> str:
+    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+class RunRecord:
+    """A run at rest. Build one with :meth:`from_run` or :meth:`read`."""
+
+    def __init__(self, document: dict[str, Any], source_name: str = "<record>") -> None:
+        self.document = document
+        self.source_name = source_name
+
+    # -- making -----------------------------------------------------------------------------
+
+    @classmethod
+    def from_run(
+        cls,
+        run: Run,
+        workflow: Workflow,
+        *,
+        run_id: str | None = None,
+        redact: Iterable[str] = (),
+    ) -> RunRecord:
+        """Capture a run (finished or not) with its workflow."""
+        keys = frozenset(redact)
+        results = {name: commit.value() for name, commit in run.state.commits.items()}
+        payload = run.payload
+        if keys:
+            payload = _redact(payload, keys)
+            results = _redact(results, keys)
+        document: dict[str, Any] = {
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "tool": {"name": "harness-tui", "version": __version__},
+            "run_id": run_id,
+            "workflow": {
+                "name": workflow.name,
+                "path": workflow.path,
+                "source": workflow.source,
+                "digest": workflow.digest,
+            },
+            "payload": payload,
+            "plan": run.plan.to_json(),
+            "trace": run.canonical_trace(),
+            "results": results,
+            "status": run.status.value,
+            "digests": run.digests(),
+            "redacted": sorted(keys),
+            "timings": [event.timing() for event in run.events],
+            "environment": _environment(),
+        }
+        document["checksum"] = _checksum(document)
+        return cls(document)
+
+    def to_text(self) -> str:
+        """The export's JSON text (sorted keys, two-space indent, UTF-8, final newline)."""
+        return _dump(self.document)
+
+    def write(self, path: str | Path) -> Path:
+        """Write the export atomically; return the path."""
+        atomic_write(path, self.to_text())
+        return Path(path)
+
+    # -- reading ----------------------------------------------------------------------------
+
+    @classmethod
+    def read(cls, path: str | Path) -> RunRecord:
+        """Read and verify an export.
+
+        Raises:
+            RecordError: one line saying what is wrong with the file.
+        """
+        name = str(path)
+        try:
+            size = Path(path).stat().st_size
+        except OSError as exc:
+            raise RecordError(f"{name}: cannot read: {exc.strerror}") from None
+        if size > MAX_EXPORT_BYTES:
+            raise RecordError(f"{name}: {size:,} bytes is over the {MAX_EXPORT_BYTES:,}-byte limit")
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise RecordError(f"{name}: cannot read as UTF-8 text: {exc}") from None
+        return cls.parse(text, name)
+
+    @classmethod
+    def parse(cls, text: str, name: str = "<record>") -> RunRecord:
+        """Verify export text (see :meth:`read`)."""
+        try:
+            document = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise RecordError(
+                f"{name}: not JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
+                "the file may be truncated"
+            ) from None
+        if not isinstance(document, dict) or document.get("format") != FORMAT:
+            raise RecordError(f"{name}: not a harness-tui run export (no 'format: {FORMAT}')")
+        version = document.get("format_version")
+        if not isinstance(version, str) or version.split(".")[0] != FORMAT_VERSION.split(".")[0]:
+            raise RecordError(
+                f"{name}: format version {version!r} is not supported (this harness-tui reads "
+                f"{FORMAT_VERSION.split('.')[0]}.x)"
+            )
+        try:
+            RunExport.model_validate(document)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise RecordError(f"{name}: invalid export at {where}: {first['msg']}") from None
+        expected = document["checksum"]
+        if _checksum(document) != expected:
+            raise RecordError(
+                f"{name}: checksum mismatch: the file was changed after it was exported"
+            )
+        record = cls(document, name)
+        record._check_consistency()
+        return record
+
+    def _check_consistency(self) -> None:
+        name = self.source_name
+        try:
+            workflow = self.workflow
+        except WorkflowError as exc:
+            raise RecordError(f"{name}: embedded workflow is invalid: {exc.problems[0]}") from None
+        if workflow.digest != self.document["workflow"]["digest"]:
+            raise RecordError(f"{name}: embedded workflow does not match its digest")
+        digests = self.document["digests"]
+        recorded_plan = self.plan
+        if recorded_plan.digest != digests["plan"]:
+            raise RecordError(f"{name}: plan does not match its digest")
+        if not self.redacted:
+            derived = DeterministicScheduler(workflow.graph).plan(self.payload)
+            if derived != recorded_plan:
+                raise RecordError(f"{name}: plan does not match the embedded workflow and payload")
+            if digest(self.payload) != digests["payload"]:
+                raise RecordError(f"{name}: payload does not match its digest")
+        by_task = {step.task: step for step in recorded_plan}
+        state = RunState()
+        for position, event in enumerate(self.events):
+            step = by_task.get(event.task)
+            if event.seq != position:
+                raise RecordError(f"{name}: trace event {position} has seq {event.seq}")
+            if step is None or step.task_id != event.task_id:
+                raise RecordError(
+                    f"{name}: trace event {event.seq} ({event.task}) does not match the plan"
+                )
+            state.append(event)
+        if state.trace_digest() != digests["trace"]:
+            raise RecordError(f"{name}: trace does not match its digest (the trace was edited)")
+        if not self.redacted:
+            outputs = self.outputs
+            for event in self.events:
+                if event.output_digest is not None and (
+                    event.task not in outputs
+                    or digest_text(outputs[event.task]) != event.output_digest
+                ):
+                    raise RecordError(
+                        f"{name}: result of {event.task!r} does not match its output digest"
+                    )
+            if digest_text(object_text(outputs)) != digests["results"]:
+                raise RecordError(f"{name}: results do not match their digest")
+        parts = {k: digests[k] for k in ("payload", "plan", "results", "trace")}
+        if combine_digests(parts) != digests["run"]:
+            raise RecordError(f"{name}: run digest does not match its parts")
+
+    # -- views ------------------------------------------------------------------------------
+
+    @cached_property
+    def workflow(self) -> Workflow:
+        """The embedded workflow (parsed; no code is imported)."""
+        wf = self.document["workflow"]
+        base = Path(wf["path"]).resolve().parent if wf["path"] != "<string>" else None
+        return parse_workflow(wf["source"], wf["path"], base=base)
+
+    @property
+    def payload(self) -> Any:
+        return self.document["payload"]
+
+    @property
+    def redacted(self) -> list[str]:
+        return list(self.document.get("redacted") or [])
+
+    @property
+    def status(self) -> str:
+        return str(self.document["status"])
+
+    @property
+    def digests(self) -> dict[str, str]:
+        return dict(self.document["digests"])
+
+    @property
+    def run_id(self) -> str | None:
+        value = self.document.get("run_id")
+        return str(value) if value is not None else None
+
+    @cached_property
+    def plan(self) -> Plan:
+        rows = self.document["plan"]
+        payload_text = json.dumps(self.payload, sort_keys=True, ensure_ascii=False)
+        return Plan(
+            tuple(r["task"] for r in rows),
+            tuple(r["task_id"] for r in rows),
+            tuple(r["level"] for r in rows),
+            payload_text,
+        )
+
+    @cached_property
+    def events(self) -> list[TraceEvent]:
+        timings = {t["seq"]: t for t in self.document.get("timings", [])}
+        return [TraceEvent.from_dicts(e, timings.get(e["seq"])) for e in self.document["trace"]]
+
+    @cached_property
+    def outputs(self) -> dict[str, str]:
+        """Each committed output as canonical JSON text."""
+        return {name: check_json(value) for name, value in self.document["results"].items()}
+
+    @property
+    def results(self) -> dict[str, Any]:
+        return dict(self.document["results"])
+
+    def default_name(self) -> str:
+        """``<workflow>-<short run digest>.json``."""
+        return f"{self.document['workflow']['name']}-{self.digests['run'][:12]}.json"

@@ -1,0 +1,101 @@
+"""The run export format (``format: harness-run``), defined as pydantic models.
+
+Readers ignore unknown fields of a known major version and refuse an unknown major version.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["FORMAT", "FORMAT_VERSION", "RunExport"]
+
+FORMAT = "harness-run"
+FORMAT_VERSION = "1.0"
+Digest = str
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+
+class Tool(_Open):
+    name: str
+    version: str
+
+
+class WorkflowRef(_Open):
+    name: str
+    path: str
+    source: str = Field(description="The full YAML text the run was made from.")
+    digest: Digest
+
+
+class PlanRow(_Open):
+    index: int
+    task: str
+    task_id: str
+    level: int
+
+
+class EventError(_Open):
+    type: str
+    message: str
+
+
+class Event(_Open):
+    seq: int
+    task: str
+    task_id: str
+    status: Literal[
+        "running",
+        "succeeded",
+        "failed",
+        "timed_out",
+        "fallback",
+        "skipped",
+        "upstream_failed",
+        "cancelled",
+    ]
+    attempt: int
+    error: EventError | None = None
+    input_digest: Digest | None = None
+    output_digest: Digest | None = None
+
+
+class Timing(_Open):
+    seq: int
+    started_at: float | None = None
+    ended_at: float | None = None
+    traceback: str | None = None
+
+
+class Digests(_Open):
+    payload: Digest
+    plan: Digest
+    trace: Digest
+    results: Digest
+    run: Digest
+
+
+class RunExport(_Open):
+    """One run, at rest."""
+
+    format: Literal["harness-run"]
+    format_version: str = Field(pattern=r"^1\.\d+$")
+    tool: Tool
+    run_id: str | None = None
+    workflow: WorkflowRef
+    payload: Any
+    plan: list[PlanRow]
+    trace: list[Event]
+    results: dict[str, Any]
+    status: Literal["pending", "running", "succeeded", "failed", "cancelled"]
+    digests: Digests
+    redacted: list[str] = Field(
+        default_factory=list, description="Keys whose values were redacted."
+    )
+    timings: list[Timing] = Field(default_factory=list, description="Not canonical.")
+    environment: dict[str, Any] = Field(default_factory=dict, description="Not canonical.")
+    checksum: Digest = Field(description="sha256 of the canonical JSON of every other field.")

@@ -1,0 +1,351 @@
+"""Load a workflow file into engine objects, reporting every problem with ``file:line:col``.
+
+Nothing here imports or runs user code (I6): ``run:`` and ``fallback:`` become
+:class:`~harness_tui.workflow.refs.LazyCallable` objects, and ``when:`` is JMESPath compiled
+into a predicate.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jmespath
+from pydantic import BaseModel, ValidationError
+
+from ..engine.canonical import CanonicalError, check_json
+from ..engine.graph import GraphError, TaskGraph, TaskNode, Trigger
+from ..engine.orchestrator import OnFailure
+from .builtins import builtin_problem
+from .errors import Problem, WorkflowError
+from .model import Defaults, TaskSpec, WorkflowSpec
+from .refs import LazyCallable, parse_ref
+from .yamlpos import Located, YamlSyntaxError, compose
+
+__all__ = ["MAX_BYTES", "MAX_TASKS", "Workflow", "load_workflow", "parse_workflow"]
+
+MAX_BYTES = 5 * 1024 * 1024
+MAX_TASKS = 100_000
+SPEC_FIELDS = (
+    "run",
+    "depends_on",
+    "max_retries",
+    "retry_interval",
+    "timeout_seconds",
+    "fallback",
+    "when",
+    "trigger",
+    "with",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Workflow:
+    """A loaded workflow.
+
+    Attributes:
+        name: the workflow's name.
+        description: free text.
+        path: the file it came from, as given (``<string>`` for text).
+        source: the full YAML text.
+        digest: sha256 of the source text.
+        graph: the validated task graph.
+        payload: the default payload.
+        on_failure: ``stop`` or ``continue``.
+        specs: each task's effective spec (defaults applied), for display and diffs.
+    """
+
+    name: str
+    description: str
+    path: str
+    source: str
+    digest: str
+    graph: TaskGraph
+    payload: dict[str, Any]
+    on_failure: OnFailure
+    specs: Mapping[str, Mapping[str, Any]]
+
+
+def load_workflow(path: str | Path) -> Workflow:
+    """Read and load a workflow file.
+
+    Raises:
+        WorkflowError: the file is missing, too large, or invalid (every problem listed).
+    """
+    shown = str(path)
+    file = Path(path)
+    try:
+        size = file.stat().st_size
+    except OSError as exc:
+        raise WorkflowError([Problem(shown, 0, 0, f"cannot read: {exc.strerror}")]) from None
+    if size > MAX_BYTES:
+        raise WorkflowError(
+            [Problem(shown, 0, 0, f"file is {size:,} bytes; the limit is {MAX_BYTES:,}")]
+        )
+    try:
+        text = file.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise WorkflowError([Problem(shown, 0, 0, f"not UTF-8 text: {exc.reason}")]) from None
+    except OSError as exc:
+        raise WorkflowError([Problem(shown, 0, 0, f"cannot read: {exc.strerror}")]) from None
+    return parse_workflow(text, shown, base=file.resolve().parent)
+
+
+def parse_workflow(text: str, path: str = "<string>", base: Path | None = None) -> Workflow:
+    """Load a workflow from YAML text.
+
+    Args:
+        text: the YAML source.
+        path: how to name the file in messages.
+        base: folder that ``module:function`` references resolve against first.
+
+    Raises:
+        WorkflowError: every problem, each with ``path:line:col``.
+    """
+    if len(text.encode("utf-8")) > MAX_BYTES:
+        raise WorkflowError([Problem(path, 0, 0, f"text exceeds {MAX_BYTES:,} bytes")])
+    try:
+        located = compose(text)
+    except YamlSyntaxError as exc:
+        raise WorkflowError([Problem(path, exc.line, exc.column, exc.message)]) from None
+    return _Builder(path, located, text, base).build()
+
+
+class _Builder:
+    def __init__(self, path: str, located: Located, text: str, base: Path | None) -> None:
+        self.path = path
+        self.located = located
+        self.text = text
+        self.base = base
+        self.problems: list[Problem] = []
+
+    def problem(self, at: tuple[str | int, ...], message: str, key: bool = False) -> None:
+        line, column = self.located.key_position(at) if key else self.located.position(at)
+        self.problems.append(Problem(self.path, line, column, message))
+
+    def build(self) -> Workflow:
+        data = self.located.data
+        for dup_path, first, second in self.located.duplicates:
+            what = "task name" if dup_path[:1] == ("tasks",) and len(dup_path) == 2 else "key"
+            message = f"duplicate {what} {dup_path[-1]!r} (first defined at line {first[0]})"
+            self.problems.append(Problem(self.path, second[0], second[1], message))
+        if not isinstance(data, dict):
+            self.problem((), "a workflow file is a mapping with at least 'name' and 'tasks'")
+            raise WorkflowError(self.problems)
+        tasks = data.get("tasks")
+        if isinstance(tasks, dict) and len(tasks) > MAX_TASKS:
+            self.problem(("tasks",), f"{len(tasks):,} tasks; the limit is {MAX_TASKS:,}")
+            raise WorkflowError(self.problems)
+        spec = self._validate(data)
+        defaults = spec.defaults if spec else self._defaults(data)
+        nodes = self._nodes(tasks if isinstance(tasks, dict) else {}, defaults)
+        payload = data.get("payload", {})
+        if isinstance(payload, dict):
+            try:
+                check_json(payload, "payload")
+            except CanonicalError as exc:
+                self.problem(_split_path(exc.path), f"payload is not JSON: {exc}")
+        graph = None
+        try:
+            graph = TaskGraph.from_nodes(nodes)
+        except GraphError as exc:
+            self._graph_problems(exc)
+        if self.problems or spec is None or graph is None:
+            raise WorkflowError(self.problems)
+        return Workflow(
+            name=spec.name,
+            description=spec.description,
+            path=self.path,
+            source=self.text,
+            digest=hashlib.sha256(self.text.encode()).hexdigest(),
+            graph=graph,
+            payload=spec.payload,
+            on_failure=OnFailure(spec.on_failure),
+            specs={node.name: self._effective(node) for node in graph.nodes.values()},
+        )
+
+    def _validate(self, data: dict[str, Any]) -> WorkflowSpec | None:
+        try:
+            return WorkflowSpec.model_validate(data)
+        except ValidationError as exc:
+            for error in exc.errors():
+                self._pydantic_problem(error)
+            return None
+
+    def _defaults(self, data: dict[str, Any]) -> Defaults:
+        try:
+            return Defaults.model_validate(data.get("defaults", {}))
+        except ValidationError:
+            return Defaults()
+
+    def _pydantic_problem(self, error: Any) -> None:
+        loc = tuple(error["loc"])
+        where = _dotted(loc)
+        kind = error["type"]
+        if kind == "extra_forbidden":
+            parent = loc[:-1]
+            model = _model_at(parent)
+            allowed = sorted(model.model_fields) if model is not None else []
+            allowed = ["with" if name == "with_" else name for name in allowed]
+            close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            owner = _dotted(parent) or "the workflow"
+            self.problem(loc, f"unknown key {loc[-1]!r} in {owner}{hint}", key=True)
+        elif kind == "missing":
+            owner = _dotted(loc[:-1]) or "the workflow"
+            self.problem(loc[:-1], f"{owner}: missing required key {loc[-1]!r}")
+        else:
+            value = error.get("input")
+            shown = f" (got {value!r})" if isinstance(value, str | int | float | bool) else ""
+            self.problem(loc, f"{where}: {error['msg']}{shown}")
+
+    def _nodes(self, tasks: dict[Any, Any], defaults: Defaults) -> list[TaskNode]:
+        nodes = []
+        for name, raw in tasks.items():
+            if not isinstance(raw, dict):
+                continue
+            try:
+                task = TaskSpec.model_validate(raw)
+            except ValidationError:
+                continue  # already reported by the whole-file validation
+            at = ("tasks", name)
+            for field in ("run", "fallback"):
+                ref = getattr(task, field)
+                if ref is not None:
+                    message = parse_ref(ref)
+                    if message:
+                        self.problem((*at, field), message)
+            if task.run.startswith("builtin:"):
+                message = builtin_problem(task.run.removeprefix("builtin:"), task.with_)
+                if message:
+                    self.problem((*at, "with"), message)
+            try:
+                check_json(task.with_, "with")
+            except CanonicalError as exc:
+                self.problem((*at, "with"), f"parameters are not JSON: {exc}")
+            when = None
+            if task.when is not None:
+                when = self._condition(task.when, (*at, "when"))
+            nodes.append(
+                TaskNode(
+                    name=str(name),
+                    fn=LazyCallable(task.run, self.base),
+                    depends_on=tuple(task.depends_on),
+                    max_retries=_pick(task.max_retries, defaults.max_retries),
+                    timeout_seconds=_pick(task.timeout_seconds, defaults.timeout_seconds),
+                    retry_interval=_pick(task.retry_interval, defaults.retry_interval),
+                    fallback=LazyCallable(task.fallback, self.base) if task.fallback else None,
+                    when=when,
+                    trigger=Trigger(task.trigger),
+                    params=task.with_,
+                    description=task.description,
+                    ref=task.run,
+                    fallback_ref=task.fallback or "",
+                    when_source=task.when or "",
+                )
+            )
+        return nodes
+
+    def _condition(self, source: str, at: tuple[str | int, ...]) -> Any:
+        try:
+            compiled = jmespath.compile(source)
+        except jmespath.exceptions.JMESPathError as exc:
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            self.problem(at, f"invalid JMESPath in 'when': {first}")
+            return None
+        return Condition(source, compiled)
+
+    def _graph_problems(self, error: GraphError) -> None:
+        for problem in error.problems:
+            task = problem.tasks[0] if problem.tasks else ""
+            at: tuple[str | int, ...] = ("tasks", task)
+            if problem.kind in ("unknown_dependency", "duplicate") and len(problem.tasks) == 2:
+                deps = self.located.data["tasks"][task].get("depends_on", [])
+                index = deps.index(problem.tasks[1]) if problem.tasks[1] in deps else 0
+                at = ("tasks", task, "depends_on", index)
+                if problem.kind == "duplicate":
+                    index = len(deps) - 1 - deps[::-1].index(problem.tasks[1])
+                    at = ("tasks", task, "depends_on", index)
+            elif problem.kind == "self_dependency":
+                at = ("tasks", task, "depends_on")
+            elif problem.kind == "invalid_field":
+                continue  # pydantic already reported these with positions
+            self.problem(at, problem.message, key=len(at) == 2)
+
+    @staticmethod
+    def _effective(node: TaskNode) -> dict[str, Any]:
+        return {
+            "run": node.ref,
+            "depends_on": list(node.depends_on),
+            "max_retries": node.max_retries,
+            "retry_interval": node.retry_interval,
+            "timeout_seconds": node.timeout_seconds,
+            "fallback": node.fallback_ref or None,
+            "when": node.when_source or None,
+            "trigger": node.trigger.value,
+            "with": dict(node.params),
+            "description": node.description,
+        }
+
+
+class Condition:
+    """A compiled ``when:`` expression: truthy per JMESPath (false, null and empty are false)."""
+
+    __slots__ = ("compiled", "source")
+
+    def __init__(self, source: str, compiled: Any) -> None:
+        self.source = source
+        self.compiled = compiled
+
+    def __repr__(self) -> str:
+        return f"Condition({self.source!r})"
+
+    def __call__(self, scope: Mapping[str, Any]) -> bool:
+        value = self.compiled.search(
+            {"payload": scope["payload"], "results": dict(scope["results"])}
+        )
+        if value is None or value is False:
+            return False
+        return not (isinstance(value, str | list | dict) and not value)
+
+
+def _pick(own: Any, default: Any) -> Any:
+    return default if own is None else own
+
+
+def _dotted(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out
+
+
+def _split_path(path: str) -> tuple[str | int, ...]:
+    """``payload.a[2].b`` -> ``("payload", "a", 2, "b")`` (best effort, for positions)."""
+    parts: list[str | int] = []
+    for chunk in path.replace("[", ".[").split("."):
+        if not chunk:
+            continue
+        if chunk.startswith("[") and chunk.endswith("]"):
+            inner = chunk[1:-1]
+            parts.append(int(inner) if inner.isdigit() else inner.strip('"'))
+        else:
+            parts.append(chunk)
+    return tuple(parts)
+
+
+def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    if loc == ():
+        return WorkflowSpec
+    if loc == ("defaults",):
+        return Defaults
+    if len(loc) == 2 and loc[0] == "tasks":
+        return TaskSpec
+    return None

@@ -1,0 +1,87 @@
+"""The workflow file format, defined once as pydantic models (and so as a JSON Schema)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["Defaults", "TaskSpec", "WorkflowSpec"]
+
+NonNegativeInt = Annotated[int, Field(ge=0, le=1000)]
+NonNegativeSeconds = Annotated[float, Field(ge=0)]
+PositiveSeconds = Annotated[float, Field(gt=0)]
+TaskName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_-]{0,127}$")]
+Ref = Annotated[
+    str,
+    Field(
+        description=(
+            "A callable: 'module:function' (module resolved relative to the workflow file's "
+            "folder, then sys.path) or 'builtin:NAME' (echo, merge, select, sleep, fail)."
+        ),
+        examples=["tasks.user_profile:check_quota", "builtin:echo"],
+    ),
+]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+
+
+class Defaults(_Strict):
+    """Values every task gets unless it sets its own."""
+
+    max_retries: NonNegativeInt = Field(0, description="Retries after the first attempt.")
+    retry_interval: NonNegativeSeconds = Field(0.0, description="Fixed seconds between attempts.")
+    timeout_seconds: PositiveSeconds | None = Field(None, description="Limit for one attempt.")
+
+
+class TaskSpec(_Strict):
+    """One task."""
+
+    run: Ref = Field(description="What the task runs.")
+    description: str = ""
+    depends_on: list[TaskName] = Field(
+        default_factory=list, description="Tasks whose outputs this one needs."
+    )
+    max_retries: NonNegativeInt | None = Field(None, description="Retries after the first attempt.")
+    retry_interval: NonNegativeSeconds | None = Field(
+        None, description="Fixed seconds between attempts."
+    )
+    timeout_seconds: PositiveSeconds | None = Field(None, description="Limit for one attempt.")
+    fallback: Ref | None = Field(None, description="Produces the output when every attempt failed.")
+    when: str | None = Field(
+        None,
+        description=(
+            "JMESPath over {payload, results}; a false value (false, null, empty) skips the task."
+        ),
+        examples=["payload.user_id != 'anonymous'"],
+    )
+    trigger: Literal["all_succeeded", "none_failed", "all_done"] = Field(
+        "all_succeeded", description="Rule over the dependencies' final statuses."
+    )
+    with_: dict[str, Any] = Field(
+        default_factory=dict, alias="with", description="Static parameters: inputs['params']."
+    )
+
+
+class WorkflowSpec(_Strict):
+    """A workflow file."""
+
+    name: TaskName = Field(description="The workflow's name.")
+    description: str = ""
+    payload: dict[str, Any] = Field(default_factory=dict, description="The default input payload.")
+    defaults: Defaults = Field(default_factory=Defaults)
+    on_failure: Literal["stop", "continue"] = Field(
+        "stop", description="stop: cancel what remains; continue: independent branches go on."
+    )
+    tasks: dict[str, TaskSpec] = Field(description="Task name -> task.", min_length=1)
+
+
+def workflow_schema() -> dict[str, Any]:
+    """The JSON Schema of workflow files."""
+    schema = WorkflowSpec.model_json_schema(by_alias=True)
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["$id"] = "https://harness-tui.invalid/schemas/workflow.schema.json"
+    schema["title"] = "harness-tui workflow"
+    return schema
