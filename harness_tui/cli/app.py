@@ -118,8 +118,6 @@ def generate(count: int, shape: str, name: str | None) -> None:
 
 def main() -> None:
     """Console entry point."""
-    from . import records_cmds, tui_cmds  # noqa: F401  (registers their commands)
-
     try:
         cli(standalone_mode=True)
     except KeyboardInterrupt:  # pragma: no cover - interactive

@@ -110,7 +110,13 @@ def _find_problem(value: Any, path: str) -> CanonicalError | None:
             if problem is not None:
                 return problem
         return None
-    hint = {"tuple": "use a list", "set": "use a sorted list", "bytes": "decode it to str"}
+    hint = {
+        "tuple": "use a list",
+        "set": "use a sorted list",
+        "bytes": "decode it to str",
+        "date": "quote it to keep it a string",
+        "datetime": "quote it to keep it a string",
+    }
     name = type(value).__name__
     return CanonicalError(path, name, hint.get(name, ""))
 

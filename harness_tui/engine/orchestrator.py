@@ -94,7 +94,8 @@ class TaskInputs(Mapping[str, Any]):
     """The one mapping a task function receives (see the task contract in the README).
 
     Keys: ``payload`` (a fresh copy), ``context`` (``{"results": ResultsView}``), ``params``
-    (a fresh copy of the task's static parameters) and ``task`` (name, task_id, attempt).
+    (a fresh copy of the task's static parameters) and ``task`` (name, task_id, attempt,
+    depends_on).
     Values are built on first access, so a task that reads nothing costs nothing. The
     attributes :attr:`clock` and :attr:`cancelled` let built-ins sleep through the injected clock
     and notice cancellation.
@@ -419,7 +420,12 @@ class Run:
             self.payload_text,
             self._params_text(node),
             self,
-            {"name": node.name, "task_id": step.task_id, "attempt": attempt},
+            {
+                "name": node.name,
+                "task_id": step.task_id,
+                "attempt": attempt,
+                "depends_on": list(node.depends_on),
+            },
             self.orchestrator.clock,
             self._cancel,
         )

@@ -18,10 +18,13 @@ def echo(inputs: Inputs) -> Any:
 
 
 def merge(inputs: Inputs) -> Any:
-    """Merge the outputs of the ancestors (objects merged key by key, in plan order; later
-    wins). ``with: {from: [a, b]}`` merges only those, in that order."""
+    """Merge object outputs key by key, later wins: the dependencies in ``depends_on`` order,
+    or ``with: {from: [a, b]}`` to name any ancestors, in that order. Skipped ones are left
+    out."""
     results = inputs["context"]["results"]
-    names = inputs["params"].get("from") or list(results)
+    names = inputs["params"].get("from") or [
+        name for name in inputs["task"]["depends_on"] if name in results
+    ]
     merged: dict[str, Any] = {}
     for name in names:
         value = results[name]
@@ -80,7 +83,7 @@ def builtin_problem(name: str, params: Mapping[str, Any]) -> str | None:
         try:
             jmespath.compile(expr)
         except jmespath.exceptions.JMESPathError as exc:
-            return f"invalid JMESPath in with.expr: {_jmespath_message(exc)}"
+            return f"invalid JMESPath in with.expr: {jmespath_message(exc)}"
     if name == "sleep" and not isinstance(params.get("seconds", 0), int | float):
         return "builtin:sleep needs 'with: {seconds: <number>}'"
     if name == "fail" and not isinstance(params.get("times", 0), int):
@@ -94,5 +97,11 @@ def builtin_problem(name: str, params: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _jmespath_message(exc: Exception) -> str:
-    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+def jmespath_message(exc: Exception) -> str:
+    """One line for a JMESPath compile error: what and where."""
+    first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    what = first.split(": ", 1)[-1].rstrip(":") or "invalid expression"
+    position = getattr(exc, "lex_position", None)
+    if isinstance(position, int):
+        return f"{what} at character {position + 1}"
+    return what

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ValidationError
 from ..engine.canonical import CanonicalError, check_json
 from ..engine.graph import GraphError, TaskGraph, TaskNode, Trigger
 from ..engine.orchestrator import OnFailure
-from .builtins import builtin_problem
+from .builtins import builtin_problem, jmespath_message
 from .errors import Problem, WorkflowError
 from .model import Defaults, TaskSpec, WorkflowSpec
 from .refs import LazyCallable, parse_ref
@@ -254,8 +254,7 @@ class _Builder:
         try:
             compiled = jmespath.compile(source)
         except jmespath.exceptions.JMESPathError as exc:
-            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            self.problem(at, f"invalid JMESPath in 'when': {first}")
+            self.problem(at, f"invalid JMESPath in 'when': {jmespath_message(exc)}")
             return None
         return Condition(source, compiled)
 

@@ -304,7 +304,12 @@ def test_inputs_follow_the_task_contract() -> None:
     assert captured["payload"] == PAYLOAD
     assert dict(captured["context"]["results"]) == {}
     assert captured["params"] == {"limit": 3}
-    assert captured["task"] == {"name": "g", "task_id": run.plan[0].task_id, "attempt": 1}
+    assert captured["task"] == {
+        "name": "g",
+        "task_id": run.plan[0].task_id,
+        "attempt": 1,
+        "depends_on": [],
+    }
 
 
 def test_snapshots_are_views_of_the_past() -> None:

@@ -1,0 +1,102 @@
+"""The CLI as a user types it: exit codes 0/1/2, one clear line for bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from harness_tui.cli import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+SHIPPED = sorted((ROOT / "workflows").glob("*.yaml"))
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    assert "Traceback (most recent call last)" not in result.output + result.stderr
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=[p.stem for p in SHIPPED])
+def test_validate_plan_run_on_every_shipped_workflow(path: Path, tmp_path: Path) -> None:
+    code, out, _ = invoke("validate", str(path))
+    assert code == 0 and out.startswith(f"ok: {path} (")
+    code, out, _ = invoke("plan", str(path), "--json")
+    document = json.loads(out)
+    assert code == 0
+    assert set(document) == {"workflow", "payload_digest", "plan", "plan_digest"}
+    assert [row["index"] for row in document["plan"]] == list(range(len(document["plan"])))
+    code, out, _ = invoke("plan", str(path))
+    assert code == 0 and "plan digest:" in out
+    code, _, err = invoke("run", str(path), "--store", str(tmp_path / "runs.db"))
+    assert code == 0, err
+    assert "run digest:" in err and "run id:" in err
+
+
+def test_plan_payload_from_file_changes_ids(tmp_path: Path) -> None:
+    payload = tmp_path / "p.json"
+    payload.write_text('{"user_id": "u002"}')
+    wf = str(ROOT / "workflows/user_profile.yaml")
+    _, default, _ = invoke("plan", wf, "--json")
+    code, other, _ = invoke("plan", wf, "--json", "--payload", f"@{payload}")
+    assert code == 0
+    assert json.loads(default)["plan_digest"] != json.loads(other)["plan_digest"]
+
+
+@pytest.mark.parametrize(
+    ("payload", "message"),
+    [
+        (
+            "{not json",
+            "error: --payload: not JSON: Expecting property name enclosed in double quotes",
+        ),
+        ("@/no/such/file.json", "error: --payload: cannot read /no/such/file.json"),
+        ("NaN", "error: --payload: payload: float is not a JSON value"),
+    ],
+)
+def test_bad_payload_is_one_line_and_exit_2(payload: str, message: str) -> None:
+    code, _, err = invoke("plan", str(ROOT / "workflows/user_profile.yaml"), "--payload", payload)
+    assert code == 2
+    assert err.startswith(message)
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_failed_run_exits_1(tmp_path: Path) -> None:
+    wf = tmp_path / "fails.yaml"
+    wf.write_text("name: fails\ntasks:\n  a: {run: builtin:fail, with: {message: nope}}\n")
+    code, _, err = invoke("run", str(wf), "--no-store")
+    assert code == 1
+    assert "a: RuntimeError: nope" in err
+
+
+def test_missing_file_exits_2() -> None:
+    code, _, err = invoke("run", "no/such/workflow.yaml", "--no-store")
+    assert code == 2
+    assert err.strip() == "no/such/workflow.yaml: cannot read: No such file or directory"
+
+
+def test_schema_and_generate() -> None:
+    code, out, _ = invoke("schema", "workflow")
+    assert code == 0 and json.loads(out)["title"] == "harness-tui workflow"
+    code, out, _ = invoke("schema", "run")
+    assert code == 0 and "RunExport" in json.loads(out)["title"] + "RunExport"
+    code, out, _ = invoke("generate", "--tasks", "5", "--shape", "chain")
+    assert code == 0 and out.count("run: builtin:echo") == 5
+
+
+def test_plan_does_not_import_textual_and_starts_fast() -> None:
+    code = (
+        "import sys, time; t = time.perf_counter(); "
+        "from harness_tui.cli import cli; "
+        "cli(['plan', 'workflows/user_profile.yaml', '--json'], standalone_mode=False); "
+        "print('TEXTUAL' if 'textual' in sys.modules else 'NO-TEXTUAL')"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    assert result.stdout.strip().endswith("NO-TEXTUAL")
