@@ -210,6 +210,9 @@ class RunRecord:
 
     def _check_consistency(self) -> None:
         name = self.source_name
+        source = self.document["workflow"]["source"]
+        if digest_text(source) != self.document["workflow"]["digest"]:
+            raise RecordError(f"{name}: embedded workflow does not match its digest")
         try:
             workflow = self.workflow
         except WorkflowError as exc:

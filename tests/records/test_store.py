@@ -1,0 +1,142 @@
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from harness_tui.cli import cli
+from harness_tui.engine.clock import FakeClock
+from harness_tui.engine.orchestrator import TaskOrchestrator
+from harness_tui.records.export import RunRecord
+from harness_tui.records.store import RunStore
+from harness_tui.workflow.loader import load_workflow
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SLOW = """\
+name: slow_chain
+description: Six tasks that take real time, for crash tests.
+payload: {batch: 7}
+tasks:
+  fetch: {run: builtin:sleep, with: {seconds: 0.15}}
+  parse: {run: builtin:sleep, depends_on: [fetch], with: {seconds: 0.15}}
+  enrich: {run: builtin:sleep, depends_on: [parse], with: {seconds: 0.15}}
+  score:
+    {run: builtin:fail, depends_on: [enrich], max_retries: 1, with: {times: 1, value: {score: 3}}}
+  store: {run: builtin:sleep, depends_on: [score], with: {seconds: 0.15}}
+  report: {run: builtin:merge, depends_on: [score, store]}
+"""
+
+
+def test_runs_are_recorded_as_they_happen_and_listed(tmp_path: Path) -> None:
+    workflow = load_workflow(ROOT / "workflows/user_profile.yaml")
+    store = RunStore(tmp_path / "runs.db")
+    run = TaskOrchestrator(workflow.graph, clock=FakeClock()).start(workflow.payload)
+    run_id = store.record(run, workflow)
+    run.step()
+    (row,) = store.runs()
+    assert row["id"] == run_id and row["status"] == "running" and row["tasks_done"] == 1
+    run.run_to_end()
+    store.finish(run, run_id)
+    (row,) = store.runs()
+    assert row["status"] == "succeeded" and row["tasks_done"] == 4
+    assert row["run_digest"] == run.digest
+    exported = store.export(run_id)
+    assert exported.digests == run.digests()
+    assert store.integrity_check() == "ok"
+
+
+def test_runs_json_and_export_commands(tmp_path: Path) -> None:
+    db = str(tmp_path / "runs.db")
+    runner = CliRunner()
+    result = runner.invoke(
+        cli, ["run", str(ROOT / "workflows/user_profile.yaml"), "--store", db, "-q"]
+    )
+    assert result.exit_code == 0
+    listed = json.loads(runner.invoke(cli, ["runs", "--store", db, "--json"]).stdout)
+    assert [set(r) >= {"id", "status"} for r in listed] == [True]
+    out = tmp_path / "x.json"
+    result = runner.invoke(cli, ["export", listed[0]["id"], str(out), "--store", db])
+    assert result.exit_code == 0, result.output
+    assert RunRecord.read(out).digests["run"] == listed[0]["run_digest"]
+    missing = runner.invoke(cli, ["export", "nope", str(out), "--store", db])
+    assert missing.exit_code == 2 and "no run 'nope'" in missing.stderr
+
+
+def _uninterrupted_digest(workflow_path: Path, tmp_path: Path) -> str:
+    out = tmp_path / "whole.json"
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "harness_tui",
+            "run",
+            str(workflow_path),
+            "--no-store",
+            "-q",
+            "--export",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert result.returncode == 0
+    return RunRecord.read(out).digests["run"]
+
+
+def _wait_for_tasks(db: Path, count: int, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if db.exists():
+            try:
+                with sqlite3.connect(db) as conn:
+                    row = conn.execute("SELECT tasks_done FROM runs").fetchone()
+                if row and row[0] >= count:
+                    return
+            except sqlite3.OperationalError:
+                pass
+        assert process.poll() is None, "the run ended before it could be killed"
+        time.sleep(0.01)
+    raise AssertionError("the run made no progress")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("killed_after", [0, 1, 3, 4])
+def test_sigkill_then_resume_equals_the_uninterrupted_run(
+    tmp_path: Path, killed_after: int
+) -> None:
+    workflow_path = tmp_path / "slow.yaml"
+    workflow_path.write_text(SLOW)
+    expected = _uninterrupted_digest(workflow_path, tmp_path)
+    db = tmp_path / "runs.db"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "harness_tui", "run", str(workflow_path), "--store", str(db), "-q"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    _wait_for_tasks(db, killed_after, process)
+    if killed_after:
+        time.sleep(0.05)  # land somewhere inside the next task
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        run_id, done = conn.execute("SELECT id, tasks_done FROM runs").fetchone()
+    assert done < 6
+    out = tmp_path / "resumed.json"
+    result = CliRunner().invoke(cli, ["resume", run_id, "--store", str(db), "--export", str(out)])
+    assert result.exit_code == 0, result.output
+    assert RunRecord.read(out).digests["run"] == expected
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        status, digest = conn.execute("SELECT status, run_digest FROM runs").fetchone()
+    assert (status, digest) == ("succeeded", expected)
