@@ -41,7 +41,6 @@ CREATE TABLE IF NOT EXISTS runs (
     payload_digest TEXT NOT NULL,
     plan_digest TEXT NOT NULL,
     tasks_total INTEGER NOT NULL,
-    tasks_done INTEGER NOT NULL DEFAULT 0,
     status TEXT NOT NULL,
     run_digest TEXT,
     started_at TEXT NOT NULL,
@@ -50,8 +49,11 @@ CREATE TABLE IF NOT EXISTS runs (
 CREATE TABLE IF NOT EXISTS events (
     run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
     seq INTEGER NOT NULL,
+    final INTEGER NOT NULL,
     canonical TEXT NOT NULL,
-    timing TEXT NOT NULL,
+    started_at REAL,
+    ended_at REAL,
+    traceback TEXT,
     PRIMARY KEY (run_id, seq)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS outputs (
@@ -104,7 +106,6 @@ class RunStore:
             self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute("PRAGMA foreign_keys=ON")
             self._db.executescript(SCHEMA)
         except (sqlite3.Error, OSError) as exc:
             raise RecordError(f"{self.path}: cannot open the run store: {exc}") from None
@@ -138,8 +139,8 @@ class RunStore:
             db.execute(
                 "INSERT INTO runs (id, workflow_name, workflow_path, workflow_base, "
                 "workflow_source, workflow_digest, payload_text, payload_digest, plan_digest, "
-                "tasks_total, tasks_done, status, started_at, updated_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "tasks_total, status, started_at, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     run_id,
                     workflow.name,
@@ -151,8 +152,7 @@ class RunStore:
                     run.payload_digest,
                     run.plan.digest,
                     len(run.plan),
-                    run.cursor,
-                    run.status.value,
+                    "running",
                     _now(),
                     _now(),
                 ),
@@ -161,19 +161,32 @@ class RunStore:
         return run_id
 
     def attach(self, run: Run, run_id: str) -> None:
-        """Record the future events of ``run`` under ``run_id``."""
-        pending: list[TraceEvent] = []
-        done = {"tasks": len({e.task for e in run.events if run.ends_task(e)})}
+        """Record the future events of ``run`` under ``run_id``: one transaction per finished
+        task, holding its events and its committed output."""
+        pending: list[tuple[str, int, int, str, float | None, float | None, str | None]] = []
+        db = self._db
 
         def on_event(event: TraceEvent) -> None:
-            pending.append(event)
-            if not run.ends_task(event):
+            final = run.ends_task(event)
+            pending.append(
+                (
+                    run_id,
+                    event.seq,
+                    int(final),
+                    event.canonical_text(),
+                    event.started_at,
+                    event.ended_at,
+                    event.traceback,
+                )
+            )
+            if not final:
                 return
-            done["tasks"] += 1
-            with self._transaction() as db:
+            db.execute("BEGIN")
+            try:
                 db.executemany(
-                    "INSERT INTO events (run_id, seq, canonical, timing) VALUES (?, ?, ?, ?)",
-                    [(run_id, e.seq, e.canonical_text(), json.dumps(e.timing())) for e in pending],
+                    "INSERT INTO events (run_id, seq, final, canonical, started_at, ended_at, "
+                    "traceback) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    pending,
                 )
                 commit = run.state.commits.get(event.task)
                 if commit is not None and commit.seq == event.seq:
@@ -181,16 +194,10 @@ class RunStore:
                         "INSERT INTO outputs (run_id, task, text, digest) VALUES (?, ?, ?, ?)",
                         (run_id, event.task, commit.text, commit.digest),
                     )
-                finished = done["tasks"] >= len(run.plan)
-                db.execute(
-                    "UPDATE runs SET tasks_done = ?, status = ?, updated_at = ? WHERE id = ?",
-                    (
-                        done["tasks"],
-                        "running" if not finished else run.status.value,
-                        _now(),
-                        run_id,
-                    ),
-                )
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
             pending.clear()
 
         run.add_listener(on_event)
@@ -209,7 +216,8 @@ class RunStore:
         """Every run, newest first."""
         rows = self._db.execute(
             "SELECT id, workflow_name, workflow_path, payload_digest, status, started_at, "
-            "tasks_done, tasks_total, run_digest FROM runs ORDER BY started_at DESC, id DESC"
+            "(SELECT COUNT(*) FROM events WHERE run_id = runs.id AND final = 1), tasks_total, "
+            "run_digest FROM runs ORDER BY started_at DESC, id DESC"
         ).fetchall()
         keys = (
             "id",
@@ -232,7 +240,8 @@ class RunStore:
         """
         row = self._db.execute(
             "SELECT workflow_path, workflow_base, workflow_source, payload_text, status, "
-            "tasks_done, tasks_total FROM runs WHERE id = ?",
+            "(SELECT COUNT(*) FROM events WHERE run_id = runs.id AND final = 1), tasks_total "
+            "FROM runs WHERE id = ?",
             (run_id,),
         ).fetchone()
         if row is None:
@@ -245,9 +254,14 @@ class RunStore:
                 f"run {run_id}: stored workflow is invalid: {exc.problems[0]}"
             ) from None
         events = [
-            TraceEvent.from_dicts(json.loads(canonical), json.loads(timing))
-            for canonical, timing in self._db.execute(
-                "SELECT canonical, timing FROM events WHERE run_id = ? ORDER BY seq", (run_id,)
+            TraceEvent.from_dicts(
+                json.loads(canonical),
+                {"started_at": started, "ended_at": ended, "traceback": traceback},
+            )
+            for canonical, started, ended, traceback in self._db.execute(
+                "SELECT canonical, started_at, ended_at, traceback FROM events "
+                "WHERE run_id = ? ORDER BY seq",
+                (run_id,),
             )
         ]
         outputs = dict(

@@ -99,7 +99,7 @@ def _wait_for_tasks(db: Path, count: int, process: subprocess.Popen[bytes]) -> N
         if db.exists():
             try:
                 with sqlite3.connect(db) as conn:
-                    row = conn.execute("SELECT tasks_done FROM runs").fetchone()
+                    row = conn.execute("SELECT COUNT(*) FROM events WHERE final = 1").fetchone()
                 if row and row[0] >= count:
                     return
             except sqlite3.OperationalError:
@@ -130,7 +130,8 @@ def test_sigkill_then_resume_equals_the_uninterrupted_run(
     process.wait()
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        run_id, done = conn.execute("SELECT id, tasks_done FROM runs").fetchone()
+        (run_id,) = conn.execute("SELECT id FROM runs").fetchone()
+        (done,) = conn.execute("SELECT COUNT(*) FROM events WHERE final = 1").fetchone()
     assert done < 6
     out = tmp_path / "resumed.json"
     result = CliRunner().invoke(cli, ["resume", run_id, "--store", str(db), "--export", str(out)])
