@@ -7,7 +7,7 @@ so that ``validate`` and ``plan`` start fast.
 
 from __future__ import annotations
 
-from . import records_cmds, tui_cmds
+from . import diff_cmd, records_cmds, tui_cmds
 from .app import cli, main
 
-__all__ = ["cli", "main", "records_cmds", "tui_cmds"]
+__all__ = ["cli", "diff_cmd", "main", "records_cmds", "tui_cmds"]

@@ -1,0 +1,135 @@
+"""``harness-tui diff``: plan diff of two workflow versions, or trace diff of two exports."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from .app import cli
+from .common import EXIT_FAILED, EXIT_INVALID, EXIT_OK, die, parse_payload
+
+if TYPE_CHECKING:
+    from ..engine.diff import PlanDiff
+    from ..workflow.loader import Workflow
+
+
+def _load(spec: str) -> Workflow:
+    from ..workflow.errors import WorkflowError
+    from ..workflow.sources import load_source
+
+    try:
+        return load_source(spec)
+    except WorkflowError as exc:
+        for problem in exc.problems:
+            click.echo(str(problem), err=True)
+        sys.exit(EXIT_INVALID)
+
+
+def _is_export(spec: str) -> bool:
+    path = Path(spec)
+    if path.suffix.lower() != ".json" or not path.is_file():
+        return False
+    with path.open("rb") as handle:
+        return b'"harness-run"' in handle.read(65536)
+
+
+@cli.command()
+@click.argument("old")
+@click.argument("new")
+@click.option("--payload", metavar="JSON|@FILE", help="Payload for both versions.")
+@click.option("--old-payload", metavar="JSON|@FILE", help="Payload for OLD.")
+@click.option("--new-payload", metavar="JSON|@FILE", help="Payload for NEW.")
+@click.option("--json", "as_json", is_flag=True, help="Print the diff as JSON.")
+@click.option("--exit-code", is_flag=True, help="Exit 1 when the plans differ.")
+@click.option("--tui", is_flag=True, help="Open the side-by-side diff screen.")
+def diff(
+    old: str, new: str, payload: str | None, old_payload: str | None,
+    new_payload: str | None, as_json: bool, exit_code: bool, tui: bool,
+) -> None:  # fmt: skip
+    """Compare the plans of two workflow versions (files or path@REV from git).
+
+    Given two run exports, print where their traces diverge instead.
+    """
+    if _is_export(old) and _is_export(new):
+        _trace_diff(old, new, as_json, exit_code)
+        return
+    if payload and (old_payload or new_payload):
+        die("use --payload, or --old-payload/--new-payload, not both")
+    old_wf, new_wf = _load(old), _load(new)
+    old_value = parse_payload(old_payload or payload, old_wf.payload, "--old-payload")
+    new_value = parse_payload(new_payload or payload, new_wf.payload, "--new-payload")
+    from ..engine.diff import plan_diff
+
+    result = plan_diff(old_wf.graph, old_value, new_wf.graph, new_value)
+    if tui:
+        from ..tui.diff_app import run_diff_app
+
+        run_diff_app(old_wf, old_value, new_wf, new_value)
+        return
+    if as_json:
+        click.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False, sort_keys=True))
+    else:
+        _print_side_by_side(result, old, new)
+    sys.exit(EXIT_FAILED if exit_code and not result.identical else EXIT_OK)
+
+
+def _print_side_by_side(result: PlanDiff, old: str, new: str) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from ..engine.diff import MARKERS
+
+    colours = {"added": "green", "removed": "red", "moved": "cyan", "changed": "yellow"}
+    table = Table(box=None, pad_edge=False, show_edge=False)
+    table.add_column("", width=1)
+    table.add_column(old, overflow="fold")
+    table.add_column("", width=1)
+    table.add_column(new, overflow="fold")
+    for row in result.rows:
+        style = colours.get(row.kind, "")
+        marker = MARKERS[row.kind]
+        left = f"{row.old.index:>3} {row.old.task} {row.old.task_id[:8]}" if row.old else ""
+        right = f"{row.new.index:>3} {row.new.task} {row.new.task_id[:8]}" if row.new else ""
+        table.add_row(marker, left, marker, right, style=style)
+    console = Console()
+    console.print(table)
+    for change in result.changes():
+        if change.kind in ("changed",) or change.renamed_from or change.level_changed:
+            details = ", ".join(
+                f"{name}: {json.dumps(value['old'])} -> {json.dumps(value['new'])}"
+                for name, value in change.fields.items()
+            )
+            extra = f" (renamed from {change.renamed_from})" if change.renamed_from else ""
+            level = (
+                f" level {change.old_level} -> {change.new_level}" if change.level_changed else ""
+            )
+            console.print(f"~ {change.task}{extra}:{level} {details}".rstrip(), highlight=False)
+    console.print(result.summary_line(), highlight=False)
+
+
+def _trace_diff(old: str, new: str, as_json: bool, exit_code: bool) -> None:
+    from ..records.divergence import trace_diff
+    from ..records.errors import RecordError
+    from ..records.export import RunRecord
+
+    try:
+        a, b = RunRecord.read(old), RunRecord.read(new)
+    except RecordError as exc:
+        die(str(exc))
+    result = trace_diff(a.events, b.events, a.outputs, b.outputs)
+    if as_json:
+        click.echo(json.dumps([d.to_json() for d in result.differences], indent=2))
+    elif result.identical:
+        click.echo(f"traces identical ({len(a.events)} events)")
+    else:
+        first = result.first
+        assert first is not None
+        click.echo(f"first divergence: {first.describe()}")
+        for difference in result.differences[1:]:
+            click.echo(f"  {difference.describe()}")
+        click.echo(f"{len(result.differences)} differing events")
+    sys.exit(EXIT_FAILED if exit_code and not result.identical else EXIT_OK)

@@ -1,0 +1,265 @@
+"""Plan diff: what a change to a workflow (or its payload) does to the run, before running it.
+
+Structural and keyed by task name: each task is ``unchanged``, ``added``, ``removed``,
+``moved`` (its place in the plan order changed relative to the others) or ``changed`` (with the
+fields that changed); task id and level changes are reported beside. The two plans are aligned
+row by row with :class:`difflib.SequenceMatcher` over task names.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .canonical import check_json
+from .graph import TaskGraph, TaskNode
+from .scheduler import DeterministicScheduler, Plan, PlanStep
+
+__all__ = ["FIELDS", "PlanDiff", "PlanRow", "TaskChange", "plan_diff"]
+
+FIELDS = (
+    "run", "depends_on", "max_retries", "retry_interval", "timeout_seconds", "fallback", "when",
+    "trigger", "with",
+)  # fmt: skip
+KINDS = ("added", "removed", "moved", "changed", "unchanged")
+MARKERS = {"added": "+", "removed": "-", "moved": "↕", "changed": "~", "unchanged": " "}
+
+
+def _ref(fn: Any, ref: str) -> str | None:
+    if ref:
+        return ref
+    if fn is None:
+        return None
+    return f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', repr(fn))}"
+
+
+def task_fields(node: TaskNode) -> dict[str, Any]:
+    """The comparable fields of a task."""
+    return {
+        "run": _ref(node.fn, node.ref),
+        "depends_on": sorted(node.depends_on),
+        "max_retries": node.max_retries,
+        "retry_interval": float(node.retry_interval),
+        "timeout_seconds": node.timeout_seconds,
+        "fallback": _ref(node.fallback, node.fallback_ref),
+        "when": node.when_source or (None if node.when is None else repr(node.when)),
+        "trigger": node.trigger.value,
+        "with": dict(node.params),
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class TaskChange:
+    """How one task differs between the versions.
+
+    Attributes:
+        task: the task name.
+        kind: ``added``, ``removed``, ``moved``, ``changed`` or ``unchanged``.
+        fields: changed fields, ``{field: {"old", "new"}}`` (for ``depends_on`` also
+            ``"added"`` and ``"removed"`` lists).
+        moved: its relative place in the plan changed (also true for some changed tasks).
+        old_index / new_index: plan positions (None where absent).
+        old_id / new_id: task ids (they differ when the payload changed).
+        old_level / new_level: plan levels.
+        renamed_from: for an added task, a removed task with the very same spec.
+    """
+
+    task: str
+    kind: str
+    fields: dict[str, Any] = field(default_factory=dict)
+    moved: bool = False
+    old_index: int | None = None
+    new_index: int | None = None
+    old_id: str | None = None
+    new_id: str | None = None
+    old_level: int | None = None
+    new_level: int | None = None
+    renamed_from: str | None = None
+
+    @property
+    def id_changed(self) -> bool:
+        return self.old_id is not None and self.new_id is not None and self.old_id != self.new_id
+
+    @property
+    def level_changed(self) -> bool:
+        return (
+            self.old_level is not None
+            and self.new_level is not None
+            and self.old_level != self.new_level
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "task": self.task, "kind": self.kind, "fields": self.fields, "moved": self.moved,
+            "old_index": self.old_index, "new_index": self.new_index,
+            "old_id": self.old_id, "new_id": self.new_id, "id_changed": self.id_changed,
+            "old_level": self.old_level, "new_level": self.new_level,
+            "level_changed": self.level_changed, "renamed_from": self.renamed_from,
+        }  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class PlanRow:
+    """One aligned row: the old step, the new step (either may be None) and the row's kind."""
+
+    kind: str
+    old: PlanStep | None
+    new: PlanStep | None
+
+    @property
+    def task(self) -> str:
+        step = self.new or self.old
+        assert step is not None
+        return step.task
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "old": None if self.old is None else self.old._asdict(),
+            "new": None if self.new is None else self.new._asdict(),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class PlanDiff:
+    """The structural difference between two plans."""
+
+    tasks: dict[str, TaskChange]
+    rows: list[PlanRow]
+    old_digest: str
+    new_digest: str
+
+    @property
+    def counts(self) -> dict[str, int]:
+        counts = dict.fromkeys(KINDS, 0)
+        for change in self.tasks.values():
+            counts[change.kind] += 1
+        return counts
+
+    @property
+    def identical(self) -> bool:
+        return self.old_digest == self.new_digest and all(
+            c.kind == "unchanged" for c in self.tasks.values()
+        )
+
+    def changes(self) -> list[TaskChange]:
+        """Every task that is not unchanged, in new-plan order then removed ones."""
+        order = {row.task: i for i, row in enumerate(self.rows)}
+        return sorted(
+            (c for c in self.tasks.values() if c.kind != "unchanged"), key=lambda c: order[c.task]
+        )
+
+    def summary_line(self) -> str:
+        counts = self.counts
+        parts = [f"{counts[k]} {k}" for k in ("added", "removed", "moved", "changed")]
+        ids = sum(1 for c in self.tasks.values() if c.id_changed)
+        if ids:
+            parts.append(f"{ids} task ids changed")
+        return ", ".join(parts)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "identical": self.identical,
+            "old_plan_digest": self.old_digest,
+            "new_plan_digest": self.new_digest,
+            "summary": self.counts,
+            "tasks": [self.tasks[name].to_json() for name in sorted(self.tasks)],
+            "rows": [row.to_json() for row in self.rows],
+        }
+
+    def to_text(self) -> str:
+        """Canonical JSON (byte-identical for the same inputs)."""
+        return check_json(self.to_json())
+
+
+def plan_diff(
+    old_graph: TaskGraph, old_payload: Any, new_graph: TaskGraph, new_payload: Any
+) -> PlanDiff:
+    """Compare the plans of two (graph, payload) pairs."""
+    old_plan = DeterministicScheduler(old_graph).plan(old_payload)
+    new_plan = DeterministicScheduler(new_graph).plan(new_payload)
+    return _diff(old_graph, old_plan, new_graph, new_plan)
+
+
+def _diff(old_graph: TaskGraph, old_plan: Plan, new_graph: TaskGraph, new_plan: Plan) -> PlanDiff:
+    old_names, new_names = list(old_plan.names), list(new_plan.names)
+    matcher = difflib.SequenceMatcher(None, old_names, new_names, autojunk=False)
+    in_place: set[str] = set()
+    rows: list[PlanRow] = []
+    old_steps, new_steps = old_plan.steps, new_plan.steps
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            for offset in range(i2 - i1):
+                in_place.add(old_names[i1 + offset])
+                rows.append(PlanRow("", old_steps[i1 + offset], new_steps[j1 + offset]))
+            continue
+        rows.extend(PlanRow("", old_steps[i], None) for i in range(i1, i2))
+        rows.extend(PlanRow("", None, new_steps[j]) for j in range(j1, j2))
+    old_fields = {name: task_fields(node) for name, node in old_graph.nodes.items()}
+    new_fields = {name: task_fields(node) for name, node in new_graph.nodes.items()}
+    old_at, new_at = old_plan.index_of, new_plan.index_of
+    tasks: dict[str, TaskChange] = {}
+    for name in sorted(set(old_fields) | set(new_fields)):
+        old_step = old_steps[old_at[name]] if name in old_at else None
+        new_step = new_steps[new_at[name]] if name in new_at else None
+        fields = _field_changes(old_fields.get(name), new_fields.get(name))
+        moved = old_step is not None and new_step is not None and name not in in_place
+        if old_step is None:
+            kind = "added"
+        elif new_step is None:
+            kind = "removed"
+        elif fields:
+            kind = "changed"
+        elif moved:
+            kind = "moved"
+        else:
+            kind = "unchanged"
+        tasks[name] = TaskChange(
+            task=name, kind=kind, fields=fields, moved=moved,
+            old_index=old_step.index if old_step else None,
+            new_index=new_step.index if new_step else None,
+            old_id=old_step.task_id if old_step else None,
+            new_id=new_step.task_id if new_step else None,
+            old_level=old_step.level if old_step else None,
+            new_level=new_step.level if new_step else None,
+        )  # fmt: skip
+    _find_renames(tasks, old_fields, new_fields)
+    rows = [PlanRow(tasks[row.task].kind, row.old, row.new) for row in rows]
+    return PlanDiff(tasks, rows, old_plan.digest, new_plan.digest)
+
+
+def _field_changes(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> dict[str, Any]:
+    if old is None or new is None:
+        return {}
+    changes: dict[str, Any] = {}
+    for name in FIELDS:
+        if old[name] == new[name]:
+            continue
+        change: dict[str, Any] = {"old": old[name], "new": new[name]}
+        if name == "depends_on":
+            change["added"] = sorted(set(new[name]) - set(old[name]))
+            change["removed"] = sorted(set(old[name]) - set(new[name]))
+        changes[name] = change
+    return changes
+
+
+def _find_renames(
+    tasks: dict[str, TaskChange],
+    old_fields: Mapping[str, Mapping[str, Any]],
+    new_fields: Mapping[str, Mapping[str, Any]],
+) -> None:
+    removed = [n for n, c in tasks.items() if c.kind == "removed"]
+    for name, change in list(tasks.items()):
+        if change.kind != "added":
+            continue
+        for candidate in removed:
+            if dict(old_fields[candidate]) == dict(new_fields[name]):
+                removed.remove(candidate)
+                tasks[name] = TaskChange(**{**_as_kwargs(change), "renamed_from": candidate})
+                break
+
+
+def _as_kwargs(change: TaskChange) -> dict[str, Any]:
+    return {slot: getattr(change, slot) for slot in TaskChange.__slots__}

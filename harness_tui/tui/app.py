@@ -1,0 +1,110 @@
+"""The Textual app: wiring only. Screens own their handlers; the engine makes the decisions."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+
+from ..engine.clock import Clock
+from .modals.help import HelpModal
+from .screens.workbench import WorkbenchScreen
+from .session import OpenError, Session, open_session
+
+__all__ = ["HarnessApp", "create_app", "keymap_path"]
+
+PALETTE = (
+    ("run: Step", "Execute the next task of the plan", "step"),
+    ("run: Continue", "Run to the next breakpoint or the end", "continue"),
+    ("run: Pause", "Pause a continuing run after the current task", "pause"),
+    ("run: Stop task", "Abandon a hanging attempt (recorded as cancelled)", "stop"),
+    ("run: Restart", "Start the run over", "restart"),
+    ("breakpoint: Toggle", "Set or clear a breakpoint on the selected task", "toggle_breakpoint"),
+    ("breakpoint: Break on failure", "Pause whenever a task fails", "toggle_break_on_failure"),
+    ("time: Back", "Show the state one event earlier", "back"),
+    ("time: Forward", "Show the state one event later", "forward"),
+    ("file: Open", "Open a workflow or a run export", "open"),
+    ("file: Reload", "Reload the workflow from disk and show the plan changes", "reload"),
+    ("file: Export run", "Write the run to a JSON export", "export"),
+    ("payload: Edit", "Edit the payload and replan", "edit_payload"),
+    ("plan: Diff", "Compare this workflow's plan with another file or a git revision", "diff"),
+)
+
+
+def keymap_path() -> Path:
+    """Where users remap keys by binding id: ``{"run-step": "j", "time-back": "h"}``."""
+    from platformdirs import user_config_dir
+
+    return Path(user_config_dir("harness-tui", appauthor=False)) / "keymap.json"
+
+
+class HarnessApp(App[None]):
+    """The harness-tui workbench."""
+
+    TITLE = "harness-tui"
+    CSS_PATH = ["app.tcss", "screens/workbench.tcss", "screens/diff.tcss"]
+    BINDINGS = [
+        Binding("f1", "help", "Help", id="help"),
+        Binding("ctrl+q", "quit", "Quit", id="quit", priority=True),
+    ]
+
+    def __init__(
+        self, session: Session | None, error: OpenError | None = None, clock: Clock | None = None
+    ) -> None:
+        super().__init__()
+        self.session = session
+        self.open_error = error
+        self.clock = clock
+
+    def on_mount(self) -> None:
+        self._load_keymap()
+        self.push_screen(WorkbenchScreen(self.session, self.open_error))
+
+    def _load_keymap(self) -> None:
+        path = keymap_path()
+        if not path.is_file():
+            return
+        try:
+            mapping = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            self.notify(f"{path}: ignored ({exc})", severity="warning")
+            return
+        if isinstance(mapping, dict):
+            self.set_keymap({str(k): str(v) for k, v in mapping.items()})
+
+    def action_help(self) -> None:
+        rows: list[tuple[str, str, str]] = []
+        for source in (self.screen, self):
+            for binding in source.BINDINGS:
+                if isinstance(binding, Binding) and binding.id:
+                    rows.append((binding.key, binding.description, binding.id))
+        self.push_screen(HelpModal(rows, str(keymap_path())))
+
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        if isinstance(screen, WorkbenchScreen):
+            for title, help_text, action in PALETTE:
+                yield SystemCommand(title, help_text, getattr(screen, f"action_{action}"))
+
+
+def create_app(
+    path: str | None,
+    *,
+    payload: str | None = None,
+    replay: bool = False,
+    clock: Clock | None = None,
+) -> HarnessApp:
+    """The app as the CLI builds it (tests and screenshots use this very factory)."""
+    if path is None:
+        return HarnessApp(None, clock=clock)
+    try:
+        session = open_session(path, payload, clock=clock)
+    except OpenError as exc:
+        return HarnessApp(None, exc, clock=clock)
+    if replay and not session.replay:
+        return HarnessApp(None, OpenError(path, [f"{path}: not a run export"]), clock=clock)
+    return HarnessApp(session, clock=clock)

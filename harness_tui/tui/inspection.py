@@ -1,0 +1,66 @@
+"""What the inspector shows for a task or an event, as of the trace position on screen."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..engine.events import FAILURE_STATUSES, Status, TraceEvent
+from .glyphs import status_name
+from .session import Session
+
+
+def task_sections(session: Session, task: str) -> tuple[str, list[tuple[str, Any]]]:
+    """Title and sections for a task: spec, inputs it saw, output, error, timings."""
+    run = session.run
+    snapshot = session.snapshot()
+    step = run.plan.steps[run.plan.index_of[task]]
+    status = status_name(session.status(task))
+    graph = session.workflow.graph
+    spec = dict(session.workflow.specs.get(task, {}))
+    when_at = f"as of event {session.position}" if session.view_seq is not None else "now"
+    ancestors = sorted(graph.ancestors(task), key=run.plan.index_of.__getitem__)
+    seen = {name: snapshot.output(name) for name in ancestors if snapshot.has_output(name)}
+    sections: list[tuple[str, Any]] = [
+        ("task", {"name": task, "task_id": step.task_id, "index": step.index,
+                  "level": step.level, "status": status, "shown": when_at}),
+        ("spec", spec),
+        ("inputs", {"payload": session.payload, "results": seen}),
+    ]  # fmt: skip
+    if snapshot.has_output(task):
+        sections.append(("output", snapshot.output(task)))
+    events = [e for e in run.state.task_events(task) if e.seq <= session.position]
+    failure = next((e for e in reversed(events) if e.status in FAILURE_STATUSES), None)
+    if failure is not None and failure.error:
+        sections.append(("error", failure.error))
+        if failure.traceback:
+            sections.append(("traceback", failure.traceback))
+    origin = _origin(session)
+    timings = [_timing(e, origin) for e in events if e.status is not Status.RUNNING]
+    if timings:
+        sections.append(("timings", timings))
+    glyph_status = f"{task} · {status}"
+    return glyph_status, sections
+
+
+def event_sections(session: Session, event: TraceEvent) -> tuple[str, list[tuple[str, Any]]]:
+    """Title and sections for one trace event: canonical fields, then timing and traceback."""
+    timing = _timing(event, _origin(session))
+    sections: list[tuple[str, Any]] = [("event", event.canonical()), ("timing", timing)]
+    if event.traceback:
+        sections.append(("traceback", event.traceback))
+    return f"event {event.seq} · {event.task} · {event.status.value}", sections
+
+
+def _origin(session: Session) -> float | None:
+    events = session.run.events
+    return events[0].started_at if events else None
+
+
+def _timing(event: TraceEvent, origin: float | None) -> dict[str, Any]:
+    """Timing beside the canonical event: seconds from the run's first event."""
+    data: dict[str, Any] = {"attempt": event.attempt, "status": event.status.value}
+    if event.started_at is not None and origin is not None:
+        data["started_s"] = round(event.started_at - origin, 6)
+    if event.duration is not None:
+        data["duration_s"] = round(event.duration, 6)
+    return data

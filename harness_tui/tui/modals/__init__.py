@@ -1,0 +1,1 @@
+"""Typed modal dialogs: each returns its result through ``dismiss``."""

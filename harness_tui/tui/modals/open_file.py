@@ -1,0 +1,82 @@
+"""OpenFileModal: pick a workflow file or a run export under the current folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, Label, OptionList
+from textual.widgets.option_list import Option
+
+PATTERNS = ("*.yaml", "*.yml", "*.json")
+SKIP = {".git", ".venv", "node_modules", "__pycache__", ".mypy_cache", ".ruff_cache"}
+
+
+def candidates(root: Path, limit: int = 500) -> list[Path]:
+    """Workflow files and exports under ``root`` (and ``root/workflows``), two levels deep."""
+    found: set[Path] = set()
+    for base in (root, root / "workflows"):
+        if not base.is_dir():
+            continue
+        for pattern in PATTERNS:
+            for depth in ("", "*/"):
+                for path in base.glob(depth + pattern):
+                    if not SKIP.intersection(path.relative_to(root).parts) and path.is_file():
+                        found.add(path)
+    return sorted(found, key=lambda p: (p.suffix == ".json", str(p)))[:limit]
+
+
+class OpenFileModal(ModalScreen[Path | None]):
+    """A filterable list of files; Enter opens, Escape cancels."""
+
+    BINDINGS = [Binding("escape", "dismiss_none", "Cancel", id="modal-cancel")]
+
+    def __init__(self, root: Path | None = None) -> None:
+        super().__init__()
+        self.root = root or Path.cwd()
+        self._paths = candidates(self.root)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="open-dialog", classes="dialog"):
+            yield Label("Open a workflow (.yaml) or a run export (.json)", classes="dialog-title")
+            yield Input(placeholder="filter or type a path, Enter to open", id="open-filter")
+            yield OptionList(*self._options(""), id="open-list")
+
+    def _options(self, text: str) -> list[Option]:
+        shown = [p for p in self._paths if text.lower() in str(p).lower()]
+        if not shown:
+            return [Option("no matching files", disabled=True)]
+        return [Option(self._label(p), id=str(p)) for p in shown]
+
+    def _label(self, path: Path) -> str:
+        try:
+            shown = path.relative_to(self.root)
+        except ValueError:
+            shown = path
+        return f"{'▷ export ' if path.suffix == '.json' else '◆ workflow'}  {shown}"
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        options = self.query_one(OptionList)
+        options.clear_options()
+        options.add_options(self._options(event.value))
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        typed = Path(event.value).expanduser()
+        if event.value and typed.is_file():
+            self.dismiss(typed)
+            return
+        options = self.query_one(OptionList)
+        if options.option_count and not options.get_option_at_index(0).disabled:
+            first = options.get_option_at_index(0).id
+            if first:
+                self.dismiss(Path(first))
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        if event.option.id:
+            self.dismiss(Path(event.option.id))
+
+    def action_dismiss_none(self) -> None:
+        self.dismiss(None)

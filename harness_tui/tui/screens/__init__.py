@@ -1,0 +1,1 @@
+"""Screens: one per job (the workbench; the plan diff)."""

@@ -1,0 +1,191 @@
+"""DiffScreen: two plans side by side, aligned, coloured by kind; the new DAG with changes
+marked; the inspector shows the field-level changes of the selected task."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen, Screen
+from textual.widgets import DataTable, Footer, Input, Label, Static
+
+from ...engine.diff import MARKERS, PlanDiff, plan_diff
+from ...engine.scheduler import PlanStep
+from ...workflow.errors import WorkflowError
+from ...workflow.loader import Workflow
+from ...workflow.sources import load_source
+from ..dag_layout import layout_dag
+from ..widgets.dag_view import DagView
+from ..widgets.inspector import Inspector
+
+KIND_ROLE = {"added": "success", "removed": "error", "moved": "primary", "changed": "warning"}
+
+
+class DiffScreen(Screen[None]):
+    """Read-only comparison of two versions; ``n``/``N`` walk the changes."""
+
+    BINDINGS = [
+        Binding("n", "next_change", "Next change", id="diff-next"),
+        Binding("N", "previous_change", "Previous change", id="diff-previous"),
+        Binding("escape,q", "close", "Back", id="diff-close"),
+    ]
+
+    def __init__(self, old: Workflow, old_payload: Any, new: Workflow, new_payload: Any) -> None:
+        super().__init__()
+        self.old, self.new = old, new
+        self.old_payload, self.new_payload = old_payload, new_payload
+        self.diff: PlanDiff = plan_diff(old.graph, old_payload, new.graph, new_payload)
+
+    def compose(self) -> ComposeResult:
+        yield Static(self._title(), id="diff-title")
+        with Vertical(id="diff-panes"):
+            with Horizontal(id="diff-top"):
+                yield DataTable(id="diff-rows", cursor_type="row", zebra_stripes=True)
+            with Horizontal(id="diff-bottom"):
+                yield DagView(id="diff-dag")
+                yield Inspector(id="diff-inspector")
+        yield Footer()
+
+    def _title(self) -> Text:
+        text = Text()
+        text.append(" DIFF ", style="bold reverse")
+        text.append(f"  {self.old.path}  →  {self.new.path}   ")
+        text.append(
+            self.diff.summary_line() if not self.diff.identical else "plans identical", style="bold"
+        )
+        return text
+
+    def on_mount(self) -> None:
+        variables = self.app.get_css_variables()
+        table = self.query_one("#diff-rows", DataTable)
+        table.border_title = "old plan │ new plan"
+        for key, label in (
+            ("m", " "),
+            ("old", str(self.old.path)),
+            ("m2", " "),
+            ("new", str(self.new.path)),
+        ):
+            table.add_column(label, key=key)
+        for i, row in enumerate(self.diff.rows):
+            role = KIND_ROLE.get(row.kind)
+            style = variables.get(role, "") if role else ""
+            style = style[:7] if style.startswith("#") else style
+            marker = Text(MARKERS[row.kind], style=f"bold {style}".strip())
+            table.add_row(
+                marker,
+                Text(_cell(row.old), style=style),
+                marker,
+                Text(_cell(row.new), style=style),
+                key=str(i),
+            )
+        plan = self.diff
+        new_steps = [row.new for row in plan.rows if row.new is not None]
+        depends = {name: node.depends_on for name, node in self.new.graph.nodes.items()}
+        dependents = {name: list(self.new.graph.dependents(name)) for name in self.new.graph.nodes}
+        dag = self.query_one(DagView)
+        dag.border_title = "new version"
+        dag.marks = {c.task: c.kind for c in plan.tasks.values() if c.kind != "unchanged"}
+        layout = layout_dag(
+            [s.task for s in new_steps], {s.task: s.level for s in new_steps}, depends
+        )
+        dag.show(layout, depends, dependents)
+        self.query_one(Inspector).border_title = "changes"
+        changes = plan.changes()
+        if changes:
+            self._show_change(changes[0].task)
+        table.focus()
+
+    def _row_of(self, task: str) -> int:
+        for i, row in enumerate(self.diff.rows):
+            if row.task == task:
+                return i
+        return 0
+
+    def _show_change(self, task: str) -> None:
+        change = self.diff.tasks[task]
+        sections: list[tuple[str, Any]] = [("task", change.to_json())]
+        if change.fields:
+            sections.append(("fields", change.fields))
+        self.query_one(Inspector).show(f"{task} · {change.kind}", sections, open_all=True)
+        if task in self.new.graph:
+            self.query_one(DagView).select(task, notify=False)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.row_key.value is not None:
+            self._show_change(self.diff.rows[int(event.row_key.value)].task)
+
+    def on_dag_view_task_selected(self, message: DagView.TaskSelected) -> None:
+        self.query_one("#diff-rows", DataTable).move_cursor(row=self._row_of(message.task))
+
+    def _jump(self, step: int) -> None:
+        table = self.query_one("#diff-rows", DataTable)
+        rows = self.diff.rows
+        index = table.cursor_row
+        for _ in range(len(rows)):
+            index = (index + step) % len(rows)
+            if rows[index].kind != "unchanged":
+                table.move_cursor(row=index)
+                return
+        self.notify("no changes", title="Diff")
+
+    def action_next_change(self) -> None:
+        self._jump(1)
+
+    def action_previous_change(self) -> None:
+        self._jump(-1)
+
+    def action_close(self) -> None:
+        if len(self.app.screen_stack) > 2:
+            self.app.pop_screen()
+        else:
+            self.app.exit()
+
+
+def _cell(step: PlanStep | None) -> str:
+    return "" if step is None else f"{step.index:>3} {step.task}  {step.task_id[:8]}  L{step.level}"
+
+
+class DiffTargetModal(ModalScreen[str | None]):
+    """Ask what to compare with: another file, ``path@REV`` or ``@REV`` (this file in git)."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="modal-cancel")]
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(
+                "Compare with: a file, path@REV, or @REV for this file in git",
+                classes="dialog-title",
+            )
+            yield Input("@HEAD", id="diff-target")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value.strip() or None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+def open_diff_prompt(screen: Any) -> None:
+    """From the workbench: ask for the other version, then show the diff (old = the other)."""
+    session = screen.session
+
+    def compare(spec: str | None) -> None:
+        if not spec:
+            return
+        try:
+            other = load_source(spec, relative_to=session.source_path or session.workflow.path)
+        except WorkflowError as exc:
+            screen.notify(
+                "\n".join(str(p) for p in exc.problems[:6]),
+                title="Cannot compare",
+                severity="error",
+            )
+            return
+        screen.app.push_screen(
+            DiffScreen(other, session.payload, session.workflow, session.payload)
+        )
+
+    screen.app.push_screen(DiffTargetModal(), compare)

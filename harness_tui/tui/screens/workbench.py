@@ -1,0 +1,461 @@
+"""WorkbenchScreen: the DAG and its plan side by side, the live trace and the inspector.
+
+The screen owns the handlers; widgets render and post messages; the session and the engine make
+every decision. Runs execute in a thread worker that posts coalesced ``StepFinished`` messages.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+from textual.worker import Worker, get_current_worker
+
+from ...engine.events import TraceEvent
+from ..inspection import event_sections, task_sections
+from ..messages import RunCompleted, RunPaused, StepFinished
+from ..modals.export import ExportModal
+from ..modals.open_file import OpenFileModal
+from ..modals.payload import PayloadModal
+from ..session import OpenError, Session, open_session
+from ..widgets.dag_view import DagView
+from ..widgets.inspector import Inspector
+from ..widgets.plan_table import PlanTable
+from ..widgets.run_header import RunHeader
+from ..widgets.trace_panel import TracePanel
+
+COALESCE_SECONDS = 0.05
+
+
+class WorkbenchScreen(Screen[None]):
+    """Step, continue, break, travel back in time, export; on one workflow or one export."""
+
+    BINDINGS = [
+        Binding("n,space", "step", "Step", id="run-step"),
+        Binding("c", "continue", "Continue", id="run-continue"),
+        Binding("p", "pause", "Pause", id="run-pause", show=False),
+        Binding("b", "toggle_breakpoint", "Breakpoint", id="toggle-breakpoint"),
+        Binding(
+            "f",
+            "toggle_break_on_failure",
+            "Break on failure",
+            show=False,
+            id="toggle-break-on-failure",
+        ),
+        Binding("left_square_bracket", "back", "Back", id="time-back"),
+        Binding("right_square_bracket", "forward", "Forward", id="time-forward"),
+        Binding("e", "export", "Export", id="export-run"),
+        Binding("r", "restart", "Restart", show=False, id="run-restart"),
+        Binding("R", "reload", "Reload file", show=False, id="reload-workflow"),
+        Binding("y", "edit_payload", "Payload", show=False, id="edit-payload"),
+        Binding("o", "open", "Open", show=False, id="open-file"),
+        Binding("s", "stop", "Stop task", show=False, id="stop-task"),
+        Binding("d", "diff", "Diff", show=False, id="diff-workflow"),
+    ]
+
+    def __init__(self, session: Session | None, error: OpenError | None = None) -> None:
+        super().__init__()
+        self.session = session
+        self.error = error
+        self.selected: str | None = None
+        self._pause = threading.Event()
+        self._run_active = False
+
+    def compose(self) -> ComposeResult:
+        yield RunHeader(id="run-header")
+        yield Static("", id="errors")
+        with Vertical(id="panes"):
+            with Horizontal(id="top"):
+                yield DagView(id="dag")
+                yield PlanTable(id="plan")
+            with Horizontal(id="bottom"):
+                yield TracePanel(id="trace")
+                yield Inspector(id="inspector")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#dag").border_title = "DAG"
+        self.query_one("#plan").border_title = "Plan"
+        self.query_one("#trace").border_title = "Trace"
+        self.query_one("#inspector").border_title = "Inspector"
+        if self.session is not None:
+            self._show_session()
+        elif self.error is not None:
+            self._show_errors(self.error)
+        else:
+            self._show_errors(None)
+            self.action_open()
+
+    # -- showing ----------------------------------------------------------------------------
+
+    def _show_errors(self, error: OpenError | None) -> None:
+        errors = self.query_one("#errors", Static)
+        if error is None:
+            errors.update("Nothing open. Press o to open a workflow or a run export.")
+        else:
+            errors.update(
+                f"Cannot open {error.path}:\n\n"
+                + "\n".join(error.lines)
+                + "\n\no: open another file · R: reload"
+            )
+        errors.display = True
+        self.query_one("#panes").display = False
+        self.query_one(RunHeader).update_from(None)
+
+    def _show_session(self) -> None:
+        session = self.session
+        assert session is not None
+        self.query_one("#errors").display = False
+        self.query_one("#panes").display = True
+        depends, dependents = session.graph_links
+        dag = self.query_one(DagView)
+        dag.status_of = session.status
+        dag.breakpoints = session.breakpoints
+        dag.show(session.layout, depends, dependents)
+        plan = self.query_one(PlanTable)
+        plan.status_of = session.status
+        plan.attempts_of = session.attempts
+        plan.show(session.run.plan, session.breakpoints, self._next_task())
+        trace = self.query_one(TracePanel)
+        trace.reset()
+        trace.append(session.run.events[: session.delivered])
+        self._refresh_markers(set())
+        first = session.run.plan[0].task if len(session.run.plan) else None
+        if self.selected not in session.workflow.graph:
+            self.selected = first
+        if self.selected:
+            self._select(self.selected)
+        self.refresh_bindings()
+
+    def _next_task(self) -> str | None:
+        assert self.session is not None
+        if self.session.view_seq is not None:
+            return None
+        step = self.session.run.next_step
+        return step.task if step else None
+
+    def _refresh_markers(self, tasks: set[str]) -> None:
+        """Update rows of ``tasks`` plus the next-task markers, the DAG and the header."""
+        session = self.session
+        assert session is not None
+        dag = self.query_one(DagView)
+        new_next = self._next_task()
+        tasks = tasks | {t for t in (dag.next_task, new_next) if t}
+        dag.next_task = new_next
+        self.query_one(PlanTable).refresh_tasks(tasks, session.breakpoints, new_next)
+        dag.refresh()
+        self.query_one(RunHeader).update_from(session, running=self._run_active)
+        if self.selected in tasks:
+            self._inspect_task(self.selected)
+
+    def _select(self, task: str) -> None:
+        self.selected = task
+        self.query_one(DagView).select(task, notify=False)
+        self.query_one(PlanTable).select_task(task)
+        self._inspect_task(task)
+
+    def _inspect_task(self, task: str) -> None:
+        assert self.session is not None
+        title, sections = task_sections(self.session, task)
+        self.query_one(Inspector).show(title, sections)
+
+    # -- selection (the screen mediates between siblings) -----------------------------------
+
+    @on(PlanTable.TaskSelected)
+    def _plan_selected(self, message: PlanTable.TaskSelected) -> None:
+        self.selected = message.task
+        self.query_one(DagView).select(message.task, notify=False)
+        self._inspect_task(message.task)
+
+    @on(DagView.TaskSelected)
+    def _dag_selected(self, message: DagView.TaskSelected) -> None:
+        self.selected = message.task
+        self.query_one(PlanTable).select_task(message.task)
+        self._inspect_task(message.task)
+
+    @on(TracePanel.EventSelected)
+    def _event_selected(self, message: TracePanel.EventSelected) -> None:
+        assert self.session is not None
+        if message.seq < len(self.session.run.events):
+            event = self.session.run.events[message.seq]
+            title, sections = event_sections(self.session, event)
+            self.query_one(Inspector).show(title, sections)
+
+    # -- running ----------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        session = self.session
+        if action in ("open", "reload"):
+            return True
+        if session is None:
+            return None if action in ("step", "continue", "export", "back", "forward") else False
+        finished = session.run.finished
+        if action in ("step", "continue"):
+            return (not finished and not self._run_active) or None
+        if action in ("pause", "stop"):
+            return self._run_active or None
+        if action in ("restart", "edit_payload", "diff"):
+            return not self._run_active or None
+        if action == "back":
+            return session.position >= 0 or None
+        if action == "forward":
+            return session.view_seq is not None or None
+        if action == "export":
+            return bool(session.run.events) or None
+        return True
+
+    def action_step(self) -> None:
+        self._start("step")
+
+    def action_continue(self) -> None:
+        self._start("continue")
+
+    def _start(self, mode: str) -> None:
+        if self.session is None or self.session.run.finished or self._run_active:
+            return
+        self.session.go_live()
+        self._run_active = True
+        self._pause.clear()
+        self.refresh_bindings()
+        self.query_one(RunHeader).update_from(self.session, running=True)
+        self._drive(mode)
+
+    @work(thread=True, exclusive=True, group="run", exit_on_error=False)
+    def _drive(self, mode: str) -> None:
+        session = self.session
+        assert session is not None
+        run = session.run
+        worker = get_current_worker()
+        batch: list[TraceEvent] = []
+        last_post = time.monotonic()
+        reason, task = "paused", None
+        first = True
+        while not run.finished:
+            upcoming = run.next_step
+            if not first and upcoming is not None and session.should_stop_before(upcoming.task):
+                reason, task = "breakpoint", upcoming.task
+                break
+            first = False
+            events = run.step()
+            batch.extend(events)
+            if mode == "step":
+                reason = "step"
+                break
+            if session.break_on_failure and session.is_failure(events):
+                reason, task = "failure", events[-1].task
+                break
+            if self._pause.is_set() or worker.is_cancelled:
+                break
+            now = time.monotonic()
+            if now - last_post >= COALESCE_SECONDS:
+                self.post_message(StepFinished(batch))
+                batch, last_post = [], now
+        if batch:
+            self.post_message(StepFinished(batch))
+        if run.finished:
+            self.post_message(RunCompleted(run.status.value))
+        else:
+            self.post_message(RunPaused(reason, task))
+
+    def on_step_finished(self, message: StepFinished) -> None:
+        session = self.session
+        if session is None or not message.events or message.events[0].seq != session.delivered:
+            return  # a batch from a run that was replaced
+        session.delivered = message.events[-1].seq + 1
+        trace = self.query_one(TracePanel)
+        trace.append(message.events)
+        if session.view_seq is None:
+            trace.follow()
+        self._refresh_markers({e.task for e in message.events})
+
+    def on_run_paused(self, message: RunPaused) -> None:
+        self._run_active = False
+        if message.reason == "breakpoint" and message.task:
+            self.notify(f"breakpoint: before {message.task}", title="Paused")
+            self._select(message.task)
+        elif message.reason == "failure" and message.task:
+            self.notify(f"{message.task} failed", title="Paused on failure", severity="warning")
+            self._select(message.task)
+        elif message.reason == "paused":
+            self.notify("paused", title="Run")
+        self._after_run()
+
+    def on_run_completed(self, message: RunCompleted) -> None:
+        self._run_active = False
+        failed = message.status != "succeeded"
+        self.notify(
+            f"run {message.status}",
+            title="Run finished",
+            severity="error" if failed else "information",
+        )
+        self._after_run()
+
+    def _after_run(self) -> None:
+        self.refresh_bindings()
+        self._refresh_markers(set())
+
+    def action_pause(self) -> None:
+        self._pause.set()
+
+    def action_stop(self) -> None:
+        if self.session is not None and self._run_active:
+            self.session.run.cancel()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group == "run" and event.worker.error is not None:
+            self._run_active = False
+            self.notify(f"run stopped by an internal error: {event.worker.error}", severity="error")
+            self.refresh_bindings()
+
+    # -- editing the session -----------------------------------------------------------------
+
+    def action_toggle_breakpoint(self) -> None:
+        if self.session is None or self.selected is None:
+            return
+        on_now = self.session.toggle_breakpoint(self.selected)
+        self.notify(f"breakpoint {'set on' if on_now else 'removed from'} {self.selected}")
+        self._refresh_markers({self.selected})
+
+    def action_toggle_break_on_failure(self) -> None:
+        if self.session is None:
+            return
+        self.session.break_on_failure = not self.session.break_on_failure
+        self.notify(f"break on any failure: {'on' if self.session.break_on_failure else 'off'}")
+
+    def action_restart(self) -> None:
+        if self.session is None or self._run_active:
+            return
+        self.session.restart()
+        self._show_session()
+        self.notify("restarted")
+
+    def action_back(self) -> None:
+        self._travel(back=True)
+
+    def action_forward(self) -> None:
+        self._travel(back=False)
+
+    def _travel(self, back: bool) -> None:
+        session = self.session
+        if session is None:
+            return
+        before = session.position
+        moved = session.go_back() if back else session.go_forward()
+        if not moved:
+            return
+        after = session.position
+        low, high = sorted((before, after))
+        events = session.run.events
+        tasks = {events[i].task for i in range(max(low, 0), min(high + 1, len(events)))}
+        trace = self.query_one(TracePanel)
+        if after >= 0:
+            trace.show_position(after)
+        self._refresh_markers(tasks)
+        if after >= 0:
+            self._select(events[after].task)
+        self.refresh_bindings()
+
+    def action_edit_payload(self) -> None:
+        if self.session is None or self.session.replay:
+            self.notify("a replayed run keeps its recorded payload", severity="warning")
+            return
+
+        def apply(value: Any) -> None:
+            if value is PayloadModal.CANCELLED or self.session is None:
+                return
+            self.session.set_payload(value)
+            self._show_session()
+            self.notify(f"payload applied; replanned ({len(self.session.run.plan)} tasks)")
+
+        self.app.push_screen(PayloadModal(self.session.payload), apply)
+
+    def action_export(self) -> None:
+        if self.session is None:
+            return
+        default = Path.cwd() / self.session.default_export_name()
+
+        def write(path: Path | None) -> None:
+            if path is None or self.session is None:
+                return
+            try:
+                self.session.export_record().write(path)
+            except OSError as exc:
+                self.notify(f"cannot write {path}: {exc.strerror}", severity="error")
+                return
+            self.notify(f"exported {path}", title="Export")
+
+        self.app.push_screen(ExportModal(default), write)
+
+    def action_open(self) -> None:
+        def opened(path: Path | None) -> None:
+            if path is not None:
+                self.open_path(str(path))
+
+        self.app.push_screen(OpenFileModal(), opened)
+
+    def open_path(self, path: str, payload: str | None = None) -> None:
+        """Open a file in place of the current session; errors are shown, never raised."""
+        if self._run_active:
+            self.notify("pause the run first", severity="warning")
+            return
+        try:
+            session = open_session(path, payload, clock=self.app.clock)  # type: ignore[attr-defined]
+        except OpenError as exc:
+            if self.session is None:
+                self.error = exc
+                self._show_errors(exc)
+            else:
+                self.notify(
+                    "\n".join(exc.lines[:8]),
+                    title=f"Cannot open {path}",
+                    severity="error",
+                    timeout=10,
+                )
+            return
+        self.session, self.error, self.selected = session, None, None
+        self._show_session()
+
+    def action_reload(self) -> None:
+        session = self.session
+        if session is None:
+            if self.error is not None:
+                self.open_path(self.error.path)
+            return
+        if session.replay:
+            self.notify("replay mode: the export cannot change", severity="warning")
+            return
+        path = session.source_path or session.workflow.path
+        try:
+            fresh = open_session(path, json.dumps(session.payload), clock=self.app.clock)  # type: ignore[attr-defined]
+        except OpenError as exc:
+            self.notify(
+                "\n".join(exc.lines[:8]), title=f"{path} has errors", severity="error", timeout=10
+            )
+            return
+        from ...engine.diff import plan_diff
+
+        change = plan_diff(
+            session.workflow.graph, session.payload, fresh.workflow.graph, fresh.payload
+        )
+        fresh.breakpoints = {t for t in session.breakpoints if t in fresh.workflow.graph}
+        fresh.break_on_failure = session.break_on_failure
+        self.session = fresh
+        self._show_session()
+        summary = "plan unchanged" if change.identical else change.summary_line()
+        self.notify(summary, title=f"Reloaded {Path(path).name}")
+
+    def action_diff(self) -> None:
+        if self.session is None:
+            return
+        from .diff import open_diff_prompt
+
+        open_diff_prompt(self)

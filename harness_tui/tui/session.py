@@ -1,0 +1,233 @@
+"""The workbench's headless state: what is open, the run, breakpoints and the time cursor.
+
+No Textual here: the screens call these methods (runs step in a worker thread) and render
+what they return, so every decision stays testable without a terminal.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..engine.canonical import CanonicalError, check_json, digest
+from ..engine.clock import Clock
+from ..engine.events import Status, TraceEvent
+from ..engine.executors import SerialExecutor
+from ..engine.orchestrator import Run, TaskOrchestrator
+from ..engine.state import Snapshot
+from ..records.errors import RecordError
+from ..records.export import RunRecord
+from ..records.replay import replay_run
+from ..workflow.errors import WorkflowError
+from ..workflow.loader import Workflow, load_workflow
+from .dag_layout import DagLayout, layout_dag
+
+__all__ = ["OpenError", "Session", "open_session"]
+
+
+class OpenError(Exception):
+    """A file could not be opened; ``lines`` say why (``file:line:col: message`` each)."""
+
+    def __init__(self, path: str, lines: list[str]) -> None:
+        self.path = path
+        self.lines = lines
+        super().__init__("\n".join(lines))
+
+
+@dataclass
+class Session:
+    """One open workflow (live) or run export (replay) and its current run."""
+
+    workflow: Workflow
+    payload: Any
+    record: RunRecord | None = None
+    clock: Clock | None = None
+    source_path: str = ""
+
+    def __post_init__(self) -> None:
+        self.breakpoints: set[str] = set()
+        self.break_on_failure = False
+        self.view_seq: int | None = None  # None: the live end of the trace
+        self.delivered = 0  # events the UI has been told about
+        self.run = self._new_run()
+        self._layout: DagLayout | None = None
+
+    # -- identity ---------------------------------------------------------------------------
+
+    @property
+    def replay(self) -> bool:
+        return self.record is not None
+
+    @property
+    def payload_digest(self) -> str:
+        return digest(self.payload)
+
+    @property
+    def graph_links(self) -> tuple[dict[str, tuple[str, ...]], dict[str, list[str]]]:
+        graph = self.workflow.graph
+        depends = {name: node.depends_on for name, node in graph.nodes.items()}
+        dependents = {name: list(graph.dependents(name)) for name in graph.nodes}
+        return depends, dependents
+
+    @property
+    def layout(self) -> DagLayout:
+        """The DAG drawing, computed once per plan."""
+        if self._layout is None:
+            plan = self.run.plan
+            depends, _ = self.graph_links
+            self._layout = layout_dag(
+                plan.names, dict(zip(plan.names, plan.levels, strict=True)), depends
+            )
+        return self._layout
+
+    # -- runs -------------------------------------------------------------------------------
+
+    def _new_run(self) -> Run:
+        self.view_seq = None
+        self.delivered = 0
+        if self.record is not None:
+            return replay_run(self.record)
+        orchestrator = TaskOrchestrator(
+            self.workflow.graph,
+            executor=SerialExecutor(isolate=True),
+            clock=self.clock,
+            on_failure=self.workflow.on_failure,
+        )
+        return orchestrator.start(self.payload)
+
+    def restart(self) -> None:
+        """A fresh run of the same plan (breakpoints are kept)."""
+        self.run = self._new_run()
+
+    def set_payload(self, payload: Any) -> None:
+        """Replan for a new payload and start over."""
+        check_json(payload, "payload")
+        self.payload = payload
+        self._layout = None
+        self.run = self._new_run()
+
+    def toggle_breakpoint(self, task: str) -> bool:
+        """Add or remove a breakpoint; True if it is now set."""
+        if task in self.breakpoints:
+            self.breakpoints.discard(task)
+            return False
+        self.breakpoints.add(task)
+        return True
+
+    def should_stop_before(self, task: str) -> bool:
+        return task in self.breakpoints
+
+    @staticmethod
+    def is_failure(events: Iterable[TraceEvent]) -> bool:
+        return any(e.status in (Status.FAILED, Status.TIMED_OUT) for e in events)
+
+    # -- time travel ------------------------------------------------------------------------
+
+    @property
+    def position(self) -> int:
+        """The trace position on screen (-1 before the first event)."""
+        return self.delivered - 1 if self.view_seq is None else self.view_seq
+
+    def snapshot(self) -> Snapshot:
+        return self.run.snapshot(self.position)
+
+    def status(self, task: str) -> Status | None:
+        """A task's status as of the trace position on screen."""
+        event = self.run.state.last_event(task, self.position)
+        return event.status if event is not None else None
+
+    def attempts(self, task: str) -> tuple[int, float | None]:
+        """Attempts made and total duration, as of the trace position on screen."""
+        attempts = 0
+        duration: float | None = None
+        position = self.position
+        for event in self.run.state.task_events(task):
+            if event.seq > position:
+                break
+            attempts = max(attempts, event.attempt)
+            if event.duration is not None and event.status is not Status.RUNNING:
+                duration = (duration or 0.0) + event.duration
+        return attempts, duration
+
+    def progress(self) -> tuple[int, int]:
+        """Tasks with a final status as of the position on screen, and the plan's size."""
+        events = self.run.events
+        position = self.position
+        if self.view_seq is None and position == len(events) - 1:
+            return self.run.cursor, len(self.run.plan)
+        done = sum(1 for event in events[: position + 1] if self.run.ends_task(event))
+        return done, len(self.run.plan)
+
+    def go_back(self) -> bool:
+        """One event back in time; False at the start."""
+        if self.position < 0:
+            return False
+        self.view_seq = self.position - 1
+        return True
+
+    def go_forward(self) -> bool:
+        """One event forward; at the live end the view follows the run again."""
+        if self.view_seq is None:
+            return False
+        following = self.view_seq + 1
+        self.view_seq = None if following >= self.delivered - 1 else following
+        return True
+
+    def go_live(self) -> None:
+        self.view_seq = None
+
+    # -- export -----------------------------------------------------------------------------
+
+    def export_record(self) -> RunRecord:
+        return RunRecord.from_run(
+            self.run, self.workflow, run_id=self.record.run_id if self.record else None
+        )
+
+    def default_export_name(self) -> str:
+        return f"{self.workflow.name}-{self.run.digest[:12]}.json"
+
+
+def open_session(path: str, payload_text: str | None = None, clock: Clock | None = None) -> Session:
+    """Open a workflow file or a run export.
+
+    Raises:
+        OpenError: with the lines to show (never a traceback).
+    """
+    file = Path(path)
+    if _looks_like_export(file):
+        try:
+            record = RunRecord.read(file)
+        except RecordError as exc:
+            raise OpenError(path, [str(exc)]) from None
+        try:
+            return Session(
+                record.workflow, record.payload, record=record, clock=clock, source_path=path
+            )
+        except RecordError as exc:
+            raise OpenError(path, [str(exc)]) from None
+    try:
+        workflow = load_workflow(file)
+    except WorkflowError as exc:
+        raise OpenError(path, [str(p) for p in exc.problems]) from None
+    payload: Any = workflow.payload
+    if payload_text is not None:
+        try:
+            payload = json.loads(payload_text)
+            check_json(payload, "payload")
+        except (json.JSONDecodeError, CanonicalError) as exc:
+            raise OpenError(path, [f"--payload: {exc}"]) from None
+    return Session(workflow, payload, clock=clock, source_path=path)
+
+
+def _looks_like_export(file: Path) -> bool:
+    if file.suffix.lower() == ".json":
+        return True
+    try:
+        with file.open("rb") as handle:
+            head = handle.read(64).lstrip()
+    except OSError:
+        return False
+    return head.startswith(b"{")

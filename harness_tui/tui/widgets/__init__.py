@@ -1,0 +1,1 @@
+"""Widgets of the workbench: each renders one role and posts messages up."""
