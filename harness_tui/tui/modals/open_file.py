@@ -24,9 +24,20 @@ def candidates(root: Path, limit: int = 500) -> list[Path]:
         for pattern in PATTERNS:
             for depth in ("", "*/"):
                 for path in base.glob(depth + pattern):
-                    if not SKIP.intersection(path.relative_to(root).parts) and path.is_file():
-                        found.add(path)
+                    if SKIP.intersection(path.relative_to(root).parts) or not path.is_file():
+                        continue
+                    if path.suffix == ".json" and not _is_export(path):
+                        continue
+                    found.add(path)
     return sorted(found, key=lambda p: (p.suffix == ".json", str(p)))[:limit]
+
+
+def _is_export(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            return b'"harness-run"' in handle.read(65536)
+    except OSError:
+        return False
 
 
 class OpenFileModal(ModalScreen[Path | None]):

@@ -184,8 +184,7 @@ def open_diff_prompt(screen: Any) -> None:
                 severity="error",
             )
             return
-        screen.app.push_screen(
-            DiffScreen(other, session.payload, session.workflow, session.payload)
-        )
+        # The other version plans with its own default payload, the open one with the current.
+        screen.app.push_screen(DiffScreen(other, other.payload, session.workflow, session.payload))
 
     screen.app.push_screen(DiffTargetModal(), compare)

@@ -6,11 +6,7 @@ every decision. Runs execute in a thread worker that posts coalesced ``StepFinis
 
 from __future__ import annotations
 
-import json
 import threading
-import time
-from pathlib import Path
-from typing import Any
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -20,23 +16,19 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 from textual.worker import Worker, get_current_worker
 
-from ...engine.events import TraceEvent
+from ..driver import drive
 from ..inspection import event_sections, task_sections
 from ..messages import RunCompleted, RunPaused, StepFinished
-from ..modals.export import ExportModal
-from ..modals.open_file import OpenFileModal
-from ..modals.payload import PayloadModal
-from ..session import OpenError, Session, open_session
+from ..session import OpenError, Session
 from ..widgets.dag_view import DagView
 from ..widgets.inspector import Inspector
 from ..widgets.plan_table import PlanTable
 from ..widgets.run_header import RunHeader
 from ..widgets.trace_panel import TracePanel
+from .workbench_files import FileActions
 
-COALESCE_SECONDS = 0.05
 
-
-class WorkbenchScreen(Screen[None]):
+class WorkbenchScreen(FileActions, Screen[None]):
     """Step, continue, break, travel back in time, export; on one workflow or one export."""
 
     BINDINGS = [
@@ -62,6 +54,8 @@ class WorkbenchScreen(Screen[None]):
         Binding("d", "diff", "Diff", show=False, id="diff-workflow"),
     ]
 
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
+
     def __init__(self, session: Session | None, error: OpenError | None = None) -> None:
         super().__init__()
         self.session = session
@@ -69,6 +63,7 @@ class WorkbenchScreen(Screen[None]):
         self.selected: str | None = None
         self._pause = threading.Event()
         self._run_active = False
+        self._queued_steps = 0
 
     def compose(self) -> ComposeResult:
         yield RunHeader(id="run-header")
@@ -126,7 +121,7 @@ class WorkbenchScreen(Screen[None]):
         plan.attempts_of = session.attempts
         plan.show(session.run.plan, session.breakpoints, self._next_task())
         trace = self.query_one(TracePanel)
-        trace.reset()
+        trace.reset(max((len(name) for name in session.workflow.graph.nodes), default=4))
         trace.append(session.run.events[: session.delivered])
         self._refresh_markers(set())
         first = session.run.plan[0].task if len(session.run.plan) else None
@@ -214,6 +209,9 @@ class WorkbenchScreen(Screen[None]):
         return True
 
     def action_step(self) -> None:
+        if self._run_active:
+            self._queued_steps += 1
+            return
         self._start("step")
 
     def action_continue(self) -> None:
@@ -231,40 +229,14 @@ class WorkbenchScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="run", exit_on_error=False)
     def _drive(self, mode: str) -> None:
-        session = self.session
-        assert session is not None
-        run = session.run
+        assert self.session is not None
         worker = get_current_worker()
-        batch: list[TraceEvent] = []
-        last_post = time.monotonic()
-        reason, task = "paused", None
-        first = True
-        while not run.finished:
-            upcoming = run.next_step
-            if not first and upcoming is not None and session.should_stop_before(upcoming.task):
-                reason, task = "breakpoint", upcoming.task
-                break
-            first = False
-            events = run.step()
-            batch.extend(events)
-            if mode == "step":
-                reason = "step"
-                break
-            if session.break_on_failure and session.is_failure(events):
-                reason, task = "failure", events[-1].task
-                break
-            if self._pause.is_set() or worker.is_cancelled:
-                break
-            now = time.monotonic()
-            if now - last_post >= COALESCE_SECONDS:
-                self.post_message(StepFinished(batch))
-                batch, last_post = [], now
-        if batch:
-            self.post_message(StepFinished(batch))
-        if run.finished:
-            self.post_message(RunCompleted(run.status.value))
-        else:
-            self.post_message(RunPaused(reason, task))
+        drive(
+            self.session,
+            mode,
+            self.post_message,
+            lambda: self._pause.is_set() or worker.is_cancelled,
+        )
 
     def on_step_finished(self, message: StepFinished) -> None:
         session = self.session
@@ -279,6 +251,10 @@ class WorkbenchScreen(Screen[None]):
 
     def on_run_paused(self, message: RunPaused) -> None:
         self._run_active = False
+        if message.reason == "step" and self._queued_steps:
+            self._queued_steps -= 1
+            self._start("step")
+            return
         if message.reason == "breakpoint" and message.task:
             self.notify(f"breakpoint: before {message.task}", title="Paused")
             self._select(message.task)
@@ -291,6 +267,7 @@ class WorkbenchScreen(Screen[None]):
 
     def on_run_completed(self, message: RunCompleted) -> None:
         self._run_active = False
+        self._queued_steps = 0
         failed = message.status != "succeeded"
         self.notify(
             f"run {message.status}",
@@ -363,99 +340,3 @@ class WorkbenchScreen(Screen[None]):
         if after >= 0:
             self._select(events[after].task)
         self.refresh_bindings()
-
-    def action_edit_payload(self) -> None:
-        if self.session is None or self.session.replay:
-            self.notify("a replayed run keeps its recorded payload", severity="warning")
-            return
-
-        def apply(value: Any) -> None:
-            if value is PayloadModal.CANCELLED or self.session is None:
-                return
-            self.session.set_payload(value)
-            self._show_session()
-            self.notify(f"payload applied; replanned ({len(self.session.run.plan)} tasks)")
-
-        self.app.push_screen(PayloadModal(self.session.payload), apply)
-
-    def action_export(self) -> None:
-        if self.session is None:
-            return
-        default = Path.cwd() / self.session.default_export_name()
-
-        def write(path: Path | None) -> None:
-            if path is None or self.session is None:
-                return
-            try:
-                self.session.export_record().write(path)
-            except OSError as exc:
-                self.notify(f"cannot write {path}: {exc.strerror}", severity="error")
-                return
-            self.notify(f"exported {path}", title="Export")
-
-        self.app.push_screen(ExportModal(default), write)
-
-    def action_open(self) -> None:
-        def opened(path: Path | None) -> None:
-            if path is not None:
-                self.open_path(str(path))
-
-        self.app.push_screen(OpenFileModal(), opened)
-
-    def open_path(self, path: str, payload: str | None = None) -> None:
-        """Open a file in place of the current session; errors are shown, never raised."""
-        if self._run_active:
-            self.notify("pause the run first", severity="warning")
-            return
-        try:
-            session = open_session(path, payload, clock=self.app.clock)  # type: ignore[attr-defined]
-        except OpenError as exc:
-            if self.session is None:
-                self.error = exc
-                self._show_errors(exc)
-            else:
-                self.notify(
-                    "\n".join(exc.lines[:8]),
-                    title=f"Cannot open {path}",
-                    severity="error",
-                    timeout=10,
-                )
-            return
-        self.session, self.error, self.selected = session, None, None
-        self._show_session()
-
-    def action_reload(self) -> None:
-        session = self.session
-        if session is None:
-            if self.error is not None:
-                self.open_path(self.error.path)
-            return
-        if session.replay:
-            self.notify("replay mode: the export cannot change", severity="warning")
-            return
-        path = session.source_path or session.workflow.path
-        try:
-            fresh = open_session(path, json.dumps(session.payload), clock=self.app.clock)  # type: ignore[attr-defined]
-        except OpenError as exc:
-            self.notify(
-                "\n".join(exc.lines[:8]), title=f"{path} has errors", severity="error", timeout=10
-            )
-            return
-        from ...engine.diff import plan_diff
-
-        change = plan_diff(
-            session.workflow.graph, session.payload, fresh.workflow.graph, fresh.payload
-        )
-        fresh.breakpoints = {t for t in session.breakpoints if t in fresh.workflow.graph}
-        fresh.break_on_failure = session.break_on_failure
-        self.session = fresh
-        self._show_session()
-        summary = "plan unchanged" if change.identical else change.summary_line()
-        self.notify(summary, title=f"Reloaded {Path(path).name}")
-
-    def action_diff(self) -> None:
-        if self.session is None:
-            return
-        from .diff import open_diff_prompt
-
-        open_diff_prompt(self)

@@ -37,7 +37,8 @@ class Inspector(Tree[Any]):
         for name, value in sections:
             style = "inspector--error" if name in ("error", "traceback") else "inspector--section"
             label = Text(name, style=self.get_component_rich_style(style))
-            node = self.root.add(label, data=value, expand=True)
+            # Tracebacks are long; they open on demand.
+            node = self.root.add(label, data=value, expand=name != "traceback")
             self._fill(node, value, depth=0, open_all=open_all)
         self.root.expand()
 

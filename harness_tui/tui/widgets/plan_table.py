@@ -13,7 +13,7 @@ from ..glyphs import BREAKPOINT, NEXT, status_label, status_name
 from .quiet_table import QuietTable
 from .status_styles import status_styles
 
-COLUMNS = ("mark", "#", "task", "status", "att", "time", "lvl", "id")
+COLUMNS = ("mark", "task", "status", "att", "time", "#", "lvl", "id")
 
 
 class PlanTable(QuietTable):
@@ -63,11 +63,11 @@ class PlanTable(QuietTable):
         attempts, duration = self.attempts_of(task)
         return [
             self._mark(task, breakpoints, next_task),
-            str(index),
             task,
             Text(status_label(status), style=self._style(status)),
             str(attempts) if attempts else "",
             f"{duration:.2f}s" if duration is not None else "",
+            str(index),
             str(level),
             task_id[:8],
         ]

@@ -34,20 +34,23 @@ class TracePanel(QuietTable):
         self._styles: dict[str, str] = {}
 
     def on_mount(self) -> None:
-        for column, width in (
-            ("seq", 4),
-            ("task", None),
-            ("task id", 8),
-            ("status", 11),
-            ("att", 3),
-            ("t+", 7),
-        ):
-            self.add_column(column, key=column, width=width)
         self._styles = status_styles(self.app)
+        self.reset()
 
-    def reset(self) -> None:
-        self.clear()
+    def reset(self, task_width: int = 16) -> None:
+        """Empty the panel; the task column fits the longest task name (up to 24)."""
+        self.clear(columns=True)
         self._origin = None
+        widths = {
+            "seq": 4,
+            "task": min(max(task_width, 4), 24),
+            "task id": 8,
+            "status": 11,
+            "att": 3,
+            "t+": 7,
+        }
+        for column, width in widths.items():
+            self.add_column(column, key=column, width=width)
 
     def append(self, events: Iterable[TraceEvent]) -> None:
         """Add rows for new events."""

@@ -1,0 +1,44 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+
+from harness_tui.engine.clock import FakeClock
+from harness_tui.tui import screens
+from harness_tui.tui.app import HarnessApp, create_app
+from harness_tui.tui.screens.workbench import WorkbenchScreen
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def make_app(path: str | Path | None, **kwargs: Any) -> HarnessApp:
+    """The app exactly as the CLI builds it, with a fixed clock for stable timings."""
+    kwargs.setdefault("clock", FakeClock(start=100.0, tick=0.25))
+    return create_app(None if path is None else str(path), **kwargs)
+
+
+async def settle(pilot: Pilot[Any]) -> None:
+    """Wait for the run worker and the messages it posted."""
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def workbench(app: HarnessApp) -> WorkbenchScreen:
+    screen = app.screen
+    assert isinstance(screen, WorkbenchScreen), type(screen)
+    return screen
+
+
+@pytest.fixture
+def in_repo(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    monkeypatch.chdir(ROOT)
+    yield ROOT
+
+
+__all__ = ["ROOT", "make_app", "screens", "settle", "workbench"]

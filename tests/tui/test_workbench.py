@@ -1,0 +1,278 @@
+"""The workbench driven through Pilot on shipped workflows, as a person would use it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.text import Text
+from textual.message import Message
+
+from harness_tui.records.export import RunRecord
+from harness_tui.tui.screens import workbench as workbench_module
+from harness_tui.tui.screens.diff import DiffScreen
+from harness_tui.tui.widgets.dag_view import DagView
+from harness_tui.tui.widgets.inspector import Inspector
+from harness_tui.tui.widgets.plan_table import PlanTable
+from harness_tui.tui.widgets.trace_panel import TracePanel
+
+from .conftest import ROOT, make_app, settle, workbench
+
+USER_PROFILE = ROOT / "workflows/user_profile.yaml"
+SIZE = (120, 40)
+
+
+def cell(table: PlanTable, task: str, column: str) -> str:
+    value = table.get_cell(task, column)
+    return value.plain if isinstance(value, Text) else str(value)
+
+
+def inspector_sections(inspector: Inspector) -> dict[str, Any]:
+    return {str(node.label): node.data for node in inspector.root.children}
+
+
+@pytest.fixture
+def posted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Names of the messages the run worker posts, in order."""
+    names: list[str] = []
+    real = workbench_module.drive
+
+    def spy(session: Any, mode: str, post: Any, stop: Any) -> None:
+        def record(message: Message) -> object:
+            names.append(type(message).__name__)
+            return post(message)
+
+        real(session, mode, record, stop)
+
+    monkeypatch.setattr(workbench_module, "drive", spy)
+    return names
+
+
+async def test_step_through_user_profile(posted: list[str]) -> None:
+    app = make_app(USER_PROFILE)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = workbench(app)
+        plan = app.screen.query_one(PlanTable)
+        order = [step.task for step in screen.session.run.plan]  # type: ignore[union-attr]
+        assert cell(plan, order[0], "mark").strip() == "▶"
+        for expected_done in range(1, 5):
+            await pilot.press("n")
+            await settle(pilot)
+            assert screen.session.run.cursor == expected_done  # type: ignore[union-attr]
+            assert cell(plan, order[expected_done - 1], "status") == "✔ succeeded"
+        assert posted == ["StepFinished", "RunPaused"] * 3 + ["StepFinished", "RunCompleted"]
+        trace = app.screen.query_one(TracePanel)
+        assert trace.row_count == 8
+        statuses = [trace.get_row_at(i)[3].plain for i in range(8)]
+        assert statuses == ["◐ running", "✔ succeeded"] * 4
+        await pilot.click(PlanTable, offset=(10, 4 + order.index("compose_response")))
+        screen._select("compose_response")
+        await pilot.pause()
+        sections = inspector_sections(app.screen.query_one(Inspector))
+        assert sections["output"] == {"final": {"level": "gold", "quota": 100, "user_id": "u001"}}
+        assert "check_quota" in sections["inputs"]["results"]
+
+
+async def test_breakpoint_pauses_before_the_task(posted: list[str]) -> None:
+    app = make_app(USER_PROFILE)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = workbench(app)
+        screen._select("compose_response")
+        await pilot.press("b")
+        await pilot.press("c")
+        await settle(pilot)
+        run = screen.session.run  # type: ignore[union-attr]
+        assert run.next_step is not None and run.next_step.task == "compose_response"
+        assert posted[-1] == "RunPaused"
+        assert "●" in cell(app.screen.query_one(PlanTable), "compose_response", "mark")
+        assert app.screen.query_one(DagView).breakpoints == {"compose_response"}
+        await pilot.press("c")
+        await settle(pilot)
+        assert run.finished and posted[-1] == "RunCompleted"
+
+
+async def test_going_back_in_time_shows_the_earlier_state() -> None:
+    app = make_app(USER_PROFILE)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = workbench(app)
+        await pilot.press("c")
+        await settle(pilot)
+        session = screen.session
+        assert session is not None and session.position == 7
+        for _ in range(3):
+            await pilot.press("left_square_bracket")
+        await pilot.pause()
+        assert session.position == 4
+        event = session.run.events[4]  # enrich_user_data (or check_quota) running
+        assert screen.selected == event.task
+        sections = inspector_sections(app.screen.query_one(Inspector))
+        assert sections["task"]["status"] == "running"
+        assert sections["task"]["shown"] == "as of event 4"
+        assert "output" not in sections
+        assert cell(app.screen.query_one(PlanTable), "compose_response", "status") == "· pending"
+        assert app.screen.query_one(TracePanel).cursor_row == 4
+        for _ in range(3):
+            await pilot.press("right_square_bracket")
+        await pilot.pause()
+        assert session.view_seq is None
+        assert cell(app.screen.query_one(PlanTable), "compose_response", "status") == "✔ succeeded"
+
+
+async def test_export_then_replay_the_export_to_the_same_trace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    app = make_app(ROOT / "workflows/agent_triage.yaml")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("c")
+        await settle(pilot)
+        live = workbench(app).session
+        assert live is not None
+        await pilot.press("e")
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        exported = tmp_path / live.default_export_name()
+        assert exported.is_file()
+        assert any("exported" in n.message for n in app._notifications)
+    record = RunRecord.read(exported)
+    replay_app = make_app(exported, replay=True)
+    async with replay_app.run_test(size=SIZE) as pilot:
+        screen = workbench(replay_app)
+        assert screen.session is not None and screen.session.replay
+        assert "REPLAY" in str(replay_app.screen.query_one("#run-header").render())
+        await pilot.press("n")
+        await settle(pilot)
+        assert len(screen.session.run.events) == 2
+        await pilot.press("c")
+        await settle(pilot)
+        replayed = screen.session.run
+        assert replayed.canonical_trace() == [e.canonical() for e in record.events]
+        assert replayed.digests() == record.digests
+
+
+async def test_invalid_file_shows_its_errors_and_the_app_keeps_running(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.yaml"
+    broken.write_text(
+        "name: broken\ntasks:\n  a:\n    run: builtin:echo\n    depends_on: [ghost]\n"
+    )
+    app = make_app(broken)
+    async with app.run_test(size=SIZE) as pilot:
+        errors = app.screen.query_one("#errors")
+        assert errors.display
+        text = str(errors.render())
+        assert f"{broken}:5:18: task 'a' depends on unknown task 'ghost'" in text
+        broken.write_text("name: fixed\ntasks:\n  a:\n    run: builtin:echo\n")
+        await pilot.press("R")
+        await pilot.pause()
+        assert workbench(app).session is not None
+        assert not app.screen.query_one("#errors").display
+
+
+async def test_payload_editor_validates_then_replans() -> None:
+    app = make_app(USER_PROFILE)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = workbench(app)
+        before = screen.session.run.plan.digest  # type: ignore[union-attr]
+        await pilot.press("y")
+        await pilot.pause()
+        editor = app.screen.query_one("#payload-editor")
+        editor.text = "{not json"  # type: ignore[attr-defined]
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert "not JSON" in str(app.screen.query_one("#payload-error").render())
+        editor.text = json.dumps({"user_id": "u777"})  # type: ignore[attr-defined]
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert workbench(app).session.payload == {"user_id": "u777"}  # type: ignore[union-attr]
+        assert workbench(app).session.run.plan.digest != before  # type: ignore[union-attr]
+
+
+async def test_a_hanging_task_can_be_stopped(tmp_path: Path) -> None:
+    wf = tmp_path / "hang.yaml"
+    wf.write_text(
+        "name: hang\ntasks:\n  slow: {run: builtin:sleep, with: {seconds: 30}}\n"
+        "  after: {run: builtin:echo, depends_on: [slow]}\n"
+    )
+    app = make_app(wf, clock=None)  # the real clock: the sleep really hangs
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("c")
+        await pilot.pause(0.3)
+        await pilot.press("s")
+        await settle(pilot)
+        run = workbench(app).session.run  # type: ignore[union-attr]
+        assert [(e.task, e.status.value) for e in run.events] == [
+            ("slow", "running"),
+            ("slow", "cancelled"),
+            ("after", "cancelled"),
+        ]
+        assert run.status.value == "cancelled"
+
+
+async def test_diff_from_the_workbench(in_repo: Path) -> None:
+    app = make_app("workflows/release_v2.yaml")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("d")
+        await pilot.pause()
+        target = app.screen.query_one("#diff-target")
+        target.value = "workflows/release_v1.yaml"  # type: ignore[attr-defined]
+        await pilot.press("enter")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, DiffScreen)
+        assert screen.diff.counts == {
+            "added": 2,
+            "removed": 2,
+            "moved": 1,
+            "changed": 4,
+            "unchanged": 3,
+        }
+        await pilot.press("n")
+        await pilot.pause()
+        sections = inspector_sections(screen.query_one(Inspector))
+        assert sections["task"]["kind"] != "unchanged"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert workbench(app).session is not None
+
+
+async def test_reload_notifies_the_plan_changes(tmp_path: Path) -> None:
+    wf = tmp_path / "wf.yaml"
+    wf.write_text(
+        "name: wf\ntasks:\n  a: {run: builtin:echo}\n  b: {run: builtin:echo, depends_on: [a]}\n"
+    )
+    app = make_app(wf)
+    async with app.run_test(size=SIZE) as pilot:
+        wf.write_text(
+            "name: wf\ntasks:\n  a: {run: builtin:echo}\n"
+            "  b: {run: builtin:echo, depends_on: [a], max_retries: 2}\n"
+            "  c: {run: builtin:echo}\n"
+        )
+        await pilot.press("R")
+        await pilot.pause()
+        messages = [n.message for n in app._notifications]
+        assert any("1 added, 0 removed, 0 moved, 1 changed" in m for m in messages), messages
+        assert len(workbench(app).session.run.plan) == 3  # type: ignore[union-attr]
+
+
+async def test_palette_commands_call_the_same_actions() -> None:
+    app = make_app(USER_PROFILE)
+    async with app.run_test(size=SIZE) as pilot:
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert {"run: Step", "run: Continue", "breakpoint: Toggle", "file: Export run"} <= set(
+            titles
+        )
+        command = next(c for c in app.get_system_commands(app.screen) if c.title == "run: Step")
+        command.callback()
+        await settle(pilot)
+        assert workbench(app).session.run.cursor == 1  # type: ignore[union-attr]
+
+
+async def test_every_binding_has_an_id() -> None:
+    app = make_app(USER_PROFILE)
+    async with app.run_test(size=SIZE):
+        for source in (app, app.screen):
+            for binding in source.BINDINGS:
+                assert getattr(binding, "id", None), binding
