@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rich.text import Text
 from textual.message import Message
 
 from harness_tui.records.export import RunRecord
@@ -25,8 +24,7 @@ SIZE = (120, 40)
 
 
 def cell(table: PlanTable, task: str, column: str) -> str:
-    value = table.get_cell(task, column)
-    return value.plain if isinstance(value, Text) else str(value)
+    return table.cell_text(table.row_of(task), column).strip()
 
 
 def inspector_sections(inspector: Inspector) -> dict[str, Any]:
@@ -56,7 +54,7 @@ async def test_step_through_user_profile(posted: list[str]) -> None:
         screen = workbench(app)
         plan = app.screen.query_one(PlanTable)
         order = [step.task for step in screen.session.run.plan]  # type: ignore[union-attr]
-        assert cell(plan, order[0], "mark").strip() == "▶"
+        assert cell(plan, order[0], "mark") == "▶"
         for expected_done in range(1, 5):
             await pilot.press("n")
             await settle(pilot)
@@ -65,11 +63,12 @@ async def test_step_through_user_profile(posted: list[str]) -> None:
         assert posted == ["StepFinished", "RunPaused"] * 3 + ["StepFinished", "RunCompleted"]
         trace = app.screen.query_one(TracePanel)
         assert trace.row_count == 8
-        statuses = [trace.get_row_at(i)[3].plain for i in range(8)]
+        statuses = [trace.cell_text(i, "status") for i in range(8)]
         assert statuses == ["◐ running", "✔ succeeded"] * 4
-        await pilot.click(PlanTable, offset=(10, 4 + order.index("compose_response")))
-        screen._select("compose_response")
+        plan.focus()
+        await pilot.press("end")  # the user moves to the last row: compose_response
         await pilot.pause()
+        assert screen.selected == "compose_response"
         sections = inspector_sections(app.screen.query_one(Inspector))
         assert sections["output"] == {"final": {"level": "gold", "quota": 100, "user_id": "u001"}}
         assert "check_quota" in sections["inputs"]["results"]

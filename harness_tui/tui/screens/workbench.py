@@ -64,6 +64,7 @@ class WorkbenchScreen(FileActions, Screen[None]):
         self._pause = threading.Event()
         self._run_active = False
         self._queued_steps = 0
+        self._bindings_key: object = ()
 
     def compose(self) -> ComposeResult:
         yield RunHeader(id="run-header")
@@ -121,15 +122,14 @@ class WorkbenchScreen(FileActions, Screen[None]):
         plan.attempts_of = session.attempts
         plan.show(session.run.plan, session.breakpoints, self._next_task())
         trace = self.query_one(TracePanel)
-        trace.reset(max((len(name) for name in session.workflow.graph.nodes), default=4))
-        trace.append(session.run.events[: session.delivered])
+        trace.reset(session.run.events, session.delivered, session.run.plan.names)
         self._refresh_markers(set())
         first = session.run.plan[0].task if len(session.run.plan) else None
         if self.selected not in session.workflow.graph:
             self.selected = first
         if self.selected:
             self._select(self.selected)
-        self.refresh_bindings()
+        self._refresh_bindings_if_changed()
 
     def _next_task(self) -> str | None:
         assert self.session is not None
@@ -139,12 +139,12 @@ class WorkbenchScreen(FileActions, Screen[None]):
         return step.task if step else None
 
     def _refresh_markers(self, tasks: set[str]) -> None:
-        """Update rows of ``tasks`` plus the next-task markers, the DAG and the header."""
+        """Repaint after ``tasks`` changed: tables, DAG, header, and the inspector if it shows
+        one of them."""
         session = self.session
         assert session is not None
         dag = self.query_one(DagView)
         new_next = self._next_task()
-        tasks = tasks | {t for t in (dag.next_task, new_next) if t}
         dag.next_task = new_next
         self.query_one(PlanTable).refresh_tasks(tasks, session.breakpoints, new_next)
         dag.refresh()
@@ -188,25 +188,36 @@ class WorkbenchScreen(FileActions, Screen[None]):
     # -- running ----------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # Availability depends on the session only, not on whether a worker is busy, so the
+        # footer does not flicker (and relayout) twice per step; busy actions queue or no-op.
         session = self.session
         if action in ("open", "reload"):
             return True
         if session is None:
             return None if action in ("step", "continue", "export", "back", "forward") else False
         finished = session.run.finished
-        if action in ("step", "continue"):
-            return (not finished and not self._run_active) or None
-        if action in ("pause", "stop"):
-            return self._run_active or None
-        if action in ("restart", "edit_payload", "diff"):
-            return not self._run_active or None
+        if action in ("step", "continue", "pause", "stop"):
+            return not finished or None
         if action == "back":
             return session.position >= 0 or None
         if action == "forward":
             return session.view_seq is not None or None
         if action == "export":
-            return bool(session.run.events) or None
+            return bool(session.delivered) or None
         return True
+
+    def _refresh_bindings_if_changed(self) -> None:
+        """Grey out what is impossible now, telling the footer only when that changed."""
+        session = self.session
+        key = (
+            None
+            if session is None
+            else (session.run.finished, session.position >= 0, session.view_seq is not None,
+                  bool(session.delivered), id(session))
+        )  # fmt: skip
+        if key != self._bindings_key:
+            self._bindings_key = key
+            self.refresh_bindings()
 
     def action_step(self) -> None:
         if self._run_active:
@@ -215,7 +226,8 @@ class WorkbenchScreen(FileActions, Screen[None]):
         self._start("step")
 
     def action_continue(self) -> None:
-        self._start("continue")
+        if not self._run_active:
+            self._start("continue")
 
     def _start(self, mode: str) -> None:
         if self.session is None or self.session.run.finished or self._run_active:
@@ -223,7 +235,7 @@ class WorkbenchScreen(FileActions, Screen[None]):
         self.session.go_live()
         self._run_active = True
         self._pause.clear()
-        self.refresh_bindings()
+        self._refresh_bindings_if_changed()
         self.query_one(RunHeader).update_from(self.session, running=True)
         self._drive(mode)
 
@@ -244,7 +256,7 @@ class WorkbenchScreen(FileActions, Screen[None]):
             return  # a batch from a run that was replaced
         session.delivered = message.events[-1].seq + 1
         trace = self.query_one(TracePanel)
-        trace.append(message.events)
+        trace.append(len(message.events))
         if session.view_seq is None:
             trace.follow()
         self._refresh_markers({e.task for e in message.events})
@@ -277,7 +289,7 @@ class WorkbenchScreen(FileActions, Screen[None]):
         self._after_run()
 
     def _after_run(self) -> None:
-        self.refresh_bindings()
+        self._refresh_bindings_if_changed()
         self._refresh_markers(set())
 
     def action_pause(self) -> None:
@@ -291,7 +303,7 @@ class WorkbenchScreen(FileActions, Screen[None]):
         if event.worker.group == "run" and event.worker.error is not None:
             self._run_active = False
             self.notify(f"run stopped by an internal error: {event.worker.error}", severity="error")
-            self.refresh_bindings()
+            self._refresh_bindings_if_changed()
 
     # -- editing the session -----------------------------------------------------------------
 
@@ -339,4 +351,4 @@ class WorkbenchScreen(FileActions, Screen[None]):
         self._refresh_markers(tasks)
         if after >= 0:
             self._select(events[after].task)
-        self.refresh_bindings()
+        self._refresh_bindings_if_changed()

@@ -189,7 +189,8 @@ class DagView(ScrollView, can_focus=True):
         lit_style = base + self.get_component_rich_style("dag-view--edge-lit")
         styles: list[Style] = [lit_style if lit[i] else edge_style for i in range(width)]
         for box in layout.rows.get(row, ()):
-            self._paint_box(chars, styles, box, row - box.y, x0, width, base)
+            if box.x + NODE_WIDTH > x0 and box.x < x0 + width:
+                self._paint_box(chars, styles, box, row - box.y, x0, width, base)
         return Strip(_segments(chars, styles), width)
 
     @staticmethod

@@ -29,9 +29,14 @@ class Inspector(Tree[Any]):
         super().__init__("inspector", id=id)
         self.show_root = False
         self.guide_depth = 3
+        self._shown: tuple[str, list[tuple[str, Any]], bool] | None = None
 
     def show(self, title: str, sections: list[tuple[str, Any]], *, open_all: bool = False) -> None:
-        """Show ``sections`` (name, JSON value) under a title."""
+        """Show ``sections`` (name, JSON value) under a title (a no-op if nothing changed:
+        rebuilding a tree costs a relayout)."""
+        if (title, sections, open_all) == self._shown:
+            return
+        self._shown = (title, sections, open_all)
         self.clear()
         self.root.set_label(Text(title))
         for name, value in sections:

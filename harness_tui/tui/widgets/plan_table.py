@@ -2,22 +2,30 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
-from rich.text import Text
 from textual.message import Message
 
 from ...engine.scheduler import Plan
 from ..glyphs import BREAKPOINT, NEXT, status_label, status_name
-from .quiet_table import QuietTable
+from .line_table import Cell, Column, LineTable
 from .status_styles import status_styles
 
-COLUMNS = ("mark", "task", "status", "att", "time", "#", "lvl", "id")
+COLUMNS = [
+    Column("mark", "", 2),
+    Column("task", "task"),
+    Column("status", "status", 11),
+    Column("att", "att", 3),
+    Column("time", "time", 7),
+    Column("#", "#", 4),
+    Column("lvl", "lvl", 3),
+    Column("id", "id", 8),
+]
 
 
-class PlanTable(QuietTable):
-    """One row per plan step; row keys are task names."""
+class PlanTable(LineTable):
+    """One row per plan step; cells are read from the session when drawn."""
 
     @dataclass
     class TaskSelected(Message):
@@ -31,76 +39,63 @@ class PlanTable(QuietTable):
             return self.plan_table
 
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id, zebra_stripes=True)
-        self._styles: dict[str, str] = {}
+        super().__init__(list(COLUMNS), id=id, stripes=True)
+        self.plan: Plan | None = None
         self.status_of: Callable[[str], object] = lambda task: None
         self.attempts_of: Callable[[str], tuple[int, float | None]] = lambda task: (0, None)
+        self.breakpoints: Collection[str] = ()
+        self.next_task: str | None = None
+        self._styles: dict[str, str] = {}
 
     def on_mount(self) -> None:
-        widths = {"mark": 2, "#": 4, "id": 8, "lvl": 3, "status": 11, "att": 3, "time": 7}
-        for column in COLUMNS:
-            self.add_column(
-                " " if column == "mark" else column, key=column, width=widths.get(column)
-            )
+        self._styles = status_styles(self.app)
 
     def show(self, plan: Plan, breakpoints: Collection[str], next_task: str | None) -> None:
-        """Fill the table for a plan."""
-        self.clear()
-        self._styles = status_styles(self.app)
-        for step in plan:
-            self.add_row(
-                *self._cells(
-                    step.index, step.task, step.task_id, step.level, breakpoints, next_task
-                ),
-                key=step.task,
-            )
+        """Show a plan."""
+        self.plan = plan
+        self.fit_column("task", plan.names)
+        self.breakpoints = breakpoints
+        self.next_task = next_task
+        self.cursor_row = 0
+        self.set_row_count(len(plan))
 
-    def _cells(
-        self, index: int, task: str, task_id: str, level: int,
-        breakpoints: Collection[str], next_task: str | None,
-    ) -> list[str | Text]:  # fmt: skip
+    def cells(self, row: int) -> Sequence[Cell]:
+        assert self.plan is not None
+        step = self.plan.steps[row]
+        task = step.task
         status = status_name(self.status_of(task))
         attempts, duration = self.attempts_of(task)
-        return [
-            self._mark(task, breakpoints, next_task),
-            task,
-            Text(status_label(status), style=self._style(status)),
-            str(attempts) if attempts else "",
-            f"{duration:.2f}s" if duration is not None else "",
-            str(index),
-            str(level),
-            task_id[:8],
-        ]
-
-    def _style(self, status: str) -> str:
-        return self._styles.get(status, "")
-
-    @staticmethod
-    def _mark(task: str, breakpoints: Collection[str], next_task: str | None) -> Text:
-        text = Text()
-        text.append(BREAKPOINT if task in breakpoints else " ", style="bold")
-        text.append(NEXT if task == next_task else " ", style="bold")
-        return text
+        mark = (BREAKPOINT if task in self.breakpoints else " ") + (
+            NEXT if task == self.next_task else " "
+        )
+        return (
+            (mark, "bold"),
+            (task, ""),
+            (status_label(status), self._styles.get(status, "")),
+            (str(attempts) if attempts else "", ""),
+            (f"{duration:.2f}s" if duration is not None else "", ""),
+            (str(step.index), "dim"),
+            (str(step.level), "dim"),
+            (step.task_id[:8], "dim"),
+        )
 
     def refresh_tasks(
         self, tasks: Collection[str], breakpoints: Collection[str], next_task: str | None
     ) -> None:
-        """Update the cells of some rows (statuses, attempts, time, markers)."""
-        for task in tasks:
-            status = status_name(self.status_of(task))
-            attempts, duration = self.attempts_of(task)
-            self.update_cell(task, "status", Text(status_label(status), style=self._style(status)))
-            self.update_cell(task, "att", str(attempts) if attempts else "")
-            self.update_cell(task, "time", f"{duration:.2f}s" if duration is not None else "")
-            self.update_cell(task, "mark", self._mark(task, breakpoints, next_task))
+        """Statuses changed: redraw the visible rows (cheap; rows are drawn on demand)."""
+        self.breakpoints = breakpoints
+        self.next_task = next_task
+        self.refresh()
 
     def select_task(self, task: str) -> None:
         """Move the cursor to a task without announcing it."""
-        try:
-            row = self.get_row_index(task)
-        except Exception:
-            return
-        self.move_quietly(row)
+        if self.plan is not None and task in self.plan.index_of:
+            self.move_cursor(self.plan.index_of[task])
 
-    def on_user_row(self, key: str) -> None:
-        self.post_message(self.TaskSelected(self, key))
+    def row_of(self, task: str) -> int:
+        assert self.plan is not None
+        return self.plan.index_of[task]
+
+    def on_user_row(self, row: int) -> None:
+        if self.plan is not None:
+            self.post_message(self.TaskSelected(self, self.plan.steps[row].task))

@@ -3,21 +3,33 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual.widgets import Static
+from textual.widget import Widget
 
 from ..session import Session
 
 
-class RunHeader(Static):
-    """Workflow, file, payload digest, mode, run status, progress and the time cursor."""
+class RunHeader(Widget):
+    """Workflow, file, payload digest, mode, run status, progress and the time cursor.
+
+    A plain widget with a fixed height: updating it repaints one line, never the layout.
+    """
 
     DEFAULT_CSS = """
     RunHeader { height: 1; background: $panel; color: $foreground; padding: 0 1; }
     """
 
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._text = Text()
+
+    def render(self) -> Text:
+        return self._text
+
     def update_from(self, session: Session | None, running: bool = False) -> None:
+        """Describe ``session`` (or say that nothing is open)."""
         if session is None:
-            self.update(Text("harness-tui — open a workflow (o)", style="bold"))
+            self._text = Text("harness-tui — nothing open (o: open a file)", style="bold")
+            self.refresh()
             return
         run = session.run
         done, total = session.progress()
@@ -33,6 +45,7 @@ class RunHeader(Static):
         text.append(f"  {done}/{total}")
         if session.view_seq is not None:
             text.append(
-                f"  ⏪ at event {session.view_seq}/{session.delivered - 1}", style="bold reverse"
+                f"  ⏪ event {session.view_seq} of {session.delivered - 1}", style="bold reverse"
             )
-        self.update(text)
+        self._text = text
+        self.refresh()
