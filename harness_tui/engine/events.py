@@ -104,18 +104,17 @@ class TraceEvent(NamedTuple):
 
     def canonical_text(self) -> str:
         """Canonical JSON of :meth:`canonical`, formatted directly (it is on the hot path)."""
-        parts = [f'{{"attempt":{self.attempt}']
+        head = f'{{"attempt":{self.attempt}'
         if self.error is not None:
-            parts.append(f',"error":{check_json(self.error)}')
+            head += f',"error":{check_json(self.error)}'
         if self.input_digest is not None:
-            parts.append(f',"input_digest":"{self.input_digest}"')
+            head += f',"input_digest":"{self.input_digest}"'
         if self.output_digest is not None:
-            parts.append(f',"output_digest":"{self.output_digest}"')
-        parts.append(
-            f',"seq":{self.seq},"status":"{self.status.value}","task":{quote(self.task)},'
-            f'"task_id":"{self.task_id}"}}'
+            head += f',"output_digest":"{self.output_digest}"'
+        return (
+            f'{head},"seq":{self.seq},"status":"{str.__str__(self.status)}",'
+            f'"task":{quote(self.task)},"task_id":"{self.task_id}"}}'
         )
-        return "".join(parts)
 
     def timing(self) -> dict[str, Any]:
         """The non-canonical fields (timings and traceback) as a JSON object."""

@@ -23,6 +23,7 @@ from .scheduler import DeterministicScheduler, Plan, PlanStep
 from .state import RunState, Snapshot
 
 _new_event = tuple.__new__
+_DONE = frozenset({RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.CANCELLED})
 
 __all__ = ["Listener", "OnFailure", "ResumeError", "Run", "TaskInputs", "TaskOrchestrator"]
 
@@ -101,39 +102,51 @@ class TaskInputs(Mapping[str, Any]):
     and notice cancellation.
     """
 
-    __slots__ = ("_params_text", "_payload_text", "_run", "_values", "cancelled", "clock", "task")
+    __slots__ = ("_attempt", "_node", "_run", "_step", "_values")
 
     _KEYS = ("payload", "context", "params", "task")
 
-    def __init__(
-        self,
-        payload_text: str,
-        params_text: str,
-        run: Run,
-        task: dict[str, Any],
-        clock: Clock,
-        cancelled: threading.Event,
-    ) -> None:
-        self._payload_text = payload_text
-        self._params_text = params_text
+    def __init__(self, run: Run, node: TaskNode, step: PlanStep, attempt: int) -> None:
         self._run = run
+        self._node = node
+        self._step = step
+        self._attempt = attempt
         self._values: dict[str, Any] = {}
-        self.task = task
-        self.clock = clock
-        self.cancelled = cancelled
+
+    @property
+    def clock(self) -> Clock:
+        """The run's clock (built-ins sleep through it)."""
+        return self._run.orchestrator.clock
+
+    @property
+    def cancelled(self) -> threading.Event:
+        """Set when the user stops the run; long built-ins may poll it."""
+        return self._run._cancel
+
+    @property
+    def task(self) -> dict[str, Any]:
+        """``{"name", "task_id", "attempt", "depends_on"}`` (a fresh dict)."""
+        node = self._node
+        return {
+            "name": node.name,
+            "task_id": self._step.task_id,
+            "attempt": self._attempt,
+            "depends_on": list(node.depends_on),
+        }
 
     def __getitem__(self, key: str) -> Any:
         values = self._values
         if key in values:
             return values[key]
+        run = self._run
         if key == "payload":
-            value: Any = loads(self._payload_text)
+            value: Any = loads(run.payload_text)
         elif key == "context":
-            value = {"results": ResultsView(self._run.graph, self._run.state, self.task["name"])}
+            value = {"results": ResultsView(run.graph, run.state, self._node.name)}
         elif key == "params":
-            value = loads(self._params_text)
+            value = loads(run._params_text(self._node))
         elif key == "task":
-            value = dict(self.task)
+            value = self.task
         else:
             raise KeyError(key)
         values[key] = value
@@ -216,6 +229,8 @@ class Run:
         self._cancel = threading.Event()
         self._pause = threading.Event()
         self._now = orchestrator.clock.now
+        self._steps = plan.steps
+        self._total = len(plan.steps)
 
     # -- position ---------------------------------------------------------------------------
 
@@ -232,7 +247,7 @@ class Run:
     @property
     def finished(self) -> bool:
         """True once every task has a final status or the run was cancelled."""
-        return self.status in (RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.CANCELLED)
+        return self.status in _DONE
 
     @property
     def next_step(self) -> PlanStep | None:
@@ -268,14 +283,14 @@ class Run:
 
     def step(self) -> list[TraceEvent]:
         """Execute the next task of the plan; return the events it produced."""
-        if self.finished:
+        if self.status in _DONE:
             return []
         first = len(self.state.events)
         self.status = RunStatus.RUNNING
         if self._cancel.is_set() or self._stopping:
             self._cancel_remaining()
         else:
-            step = self.plan[self._cursor]
+            step = self._steps[self._cursor]
             self._cursor += 1
             final = self._execute(step)
             if final is Status.CANCELLED:
@@ -283,7 +298,7 @@ class Run:
             elif final in FAILURE_STATUSES and self.orchestrator.on_failure is OnFailure.STOP:
                 self._stopping = True
                 self._cancel_remaining()
-        if self._cursor >= len(self.plan) and not self.finished:
+        if self._cursor >= self._total and self.status not in _DONE:
             self._finish()
         return self.state.events[first:]
 
@@ -370,7 +385,7 @@ class Run:
                 traceback,
             ),
         )
-        self.state.append(event)
+        self.state.append_next(event)
         for listener in self.listeners:
             listener(event)
         return event
@@ -399,9 +414,11 @@ class Run:
         """Merkle digest of what the task sees: payload, params, each dependency's output and
         input digests. O(dependencies), yet it covers every ancestor."""
         state = self.state
+        commits = state.commits
         parts = [self.payload_digest, self._params_text(node)]
-        for dep in sorted(node.depends_on) if len(node.depends_on) > 1 else node.depends_on:
-            commit = state.commits.get(dep)
+        deps = node.depends_on
+        for dep in sorted(deps) if len(deps) > 1 else deps:
+            commit = commits.get(dep)
             out = commit.digest if commit is not None else f"<{state.status(dep)}>"
             parts.append(f"{dep}\x00{out}\x00{state.input_digest(dep) or ''}")
         return hashlib.sha256("\x00".join(parts).encode()).hexdigest()
@@ -416,19 +433,7 @@ class Run:
         return text
 
     def _inputs(self, node: TaskNode, step: PlanStep, attempt: int) -> TaskInputs:
-        return TaskInputs(
-            self.payload_text,
-            self._params_text(node),
-            self,
-            {
-                "name": node.name,
-                "task_id": step.task_id,
-                "attempt": attempt,
-                "depends_on": list(node.depends_on),
-            },
-            self.orchestrator.clock,
-            self._cancel,
-        )
+        return TaskInputs(self, node, step, attempt)
 
     def _condition(self, node: TaskNode) -> bool | dict[str, str]:
         """Evaluate ``when``: its truth, or an error dict if it raised."""
@@ -476,14 +481,11 @@ class Run:
                     },
                 )
             else:
-                call = AttemptCall(
-                    node.name,
-                    attempt,
-                    "task",
-                    fn,
-                    self._inputs(node, step, attempt),
-                    node.timeout_seconds,
-                )
+                call = _new_event(
+                    AttemptCall,
+                    (node.name, attempt, "task", fn, TaskInputs(self, node, step, attempt),
+                     node.timeout_seconds),
+                )  # fmt: skip
                 outcome = executor.execute(call, clock)
             final = self._record(step, node, attempt, outcome, started, Status.SUCCEEDED)
             if final is not Status.FAILED and final is not Status.TIMED_OUT:

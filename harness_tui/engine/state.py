@@ -37,7 +37,9 @@ class Commit:
 class RunState:
     """The append-only log of one run: events and committed outputs."""
 
-    __slots__ = ("_by_task", "_hashed", "_input_digests", "_trace_hash", "commits", "events")
+    __slots__ = (
+        "_by_task", "_hashed", "_input_digests", "_latest", "_trace_hash", "commits", "events",
+    )  # fmt: skip
 
     def __init__(self) -> None:
         self.events: list[TraceEvent] = []
@@ -47,6 +49,7 @@ class RunState:
         self._trace_hash = hashlib.sha256(b"[")
         self._hashed = 0
         self._input_digests: dict[str, str] = {}
+        self._latest: dict[str, Status] = {}
 
     def append(self, event: TraceEvent) -> None:
         """Append an event; its ``seq`` must be the next position."""
@@ -58,8 +61,22 @@ class RunState:
             self._by_task[event.task] = [event.seq]
         else:
             seqs.append(event.seq)
+        self._latest[event.task] = event.status
         if event.input_digest is not None:
             self._input_digests[event.task] = event.input_digest
+
+    def append_next(self, event: TraceEvent) -> None:
+        """:meth:`append` for an event the caller numbered ``len(self)`` itself (hot path)."""
+        self.events.append(event)
+        task = event.task
+        seqs = self._by_task.get(task)
+        if seqs is None:
+            self._by_task[task] = [event.seq]
+        else:
+            seqs.append(event.seq)
+        self._latest[task] = event.status
+        if event.input_digest is not None:
+            self._input_digests[task] = event.input_digest
 
     def commit(self, task: str, seq: int, text: str, digest: str) -> Commit:
         """Record a task's output, committed by the event at ``seq``."""
@@ -88,8 +105,7 @@ class RunState:
 
     def status(self, task: str) -> Status | None:
         """The task's latest status, or None if it has no event yet."""
-        event = self.last_event(task)
-        return event.status if event is not None else None
+        return self._latest.get(task)
 
     def input_digest(self, task: str) -> str | None:
         """The input digest recorded on the task's last ``running`` event."""
@@ -110,9 +126,10 @@ class RunState:
         """sha256 of the canonical JSON of the trace (the list of canonical events)."""
         update = self._trace_hash.update
         events = self.events
-        for index in range(self._hashed, len(events)):
-            text = events[index].canonical_text()
-            update((text if index == 0 else "," + text).encode())
+        # Hash in chunks: one encode and one update per 4,096 events, not per event.
+        for start in range(self._hashed, len(events), 4096):
+            chunk = ",".join([event.canonical_text() for event in events[start : start + 4096]])
+            update(("," + chunk if start else chunk).encode())
         self._hashed = len(events)
         final = self._trace_hash.copy()
         final.update(b"]")

@@ -64,3 +64,22 @@ def test_task_id_is_invariant_i1_exactly() -> None:
 def test_digest_ignores_key_order() -> None:
     assert digest({"a": 1, "b": 2}) == digest({"b": 2, "a": 1})
     assert digest({"a": 1}) != digest({"a": 1.0})
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        ("t", "running", 1, None, "i" * 64, None),
+        ("t", "succeeded", 1, None, None, "o" * 64),
+        ('tä"sk', "failed", 2, {"type": "ValueError", "message": 'bad "value" é'}, None, None),
+        ("skip-me", "skipped", 0, None, None, None),
+    ],
+)
+def test_event_canonical_text_is_its_canonical_json(event: tuple[object, ...]) -> None:
+    from harness_tui.engine.events import Status, TraceEvent
+
+    task, status, attempt, error, input_digest, output_digest = event
+    trace_event = TraceEvent(
+        7, task, "abcd", Status(status), attempt, error, input_digest, output_digest, 1.0, 2.0
+    )  # type: ignore[arg-type]
+    assert trace_event.canonical_text() == check_json(trace_event.canonical())
