@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from ..engine.canonical import CanonicalError, check_json
-from ..workflow.errors import WorkflowError
-from ..workflow.loader import Workflow, load_workflow
+
+if TYPE_CHECKING:
+    from ..workflow.loader import Workflow
 
 EXIT_OK, EXIT_FAILED, EXIT_INVALID = 0, 1, 2
 
@@ -24,6 +25,11 @@ def die(message: str, code: int = EXIT_INVALID) -> NoReturn:
 
 def load_or_die(path: str) -> Workflow:
     """Load a workflow, or print each problem as ``file:line:col: message`` and exit 2."""
+    # Deferred: the loader brings pydantic, PyYAML and JMESPath (about 110 ms), which
+    # `--help`, `runs` and `replay` of a broken path do not need.
+    from ..workflow.errors import WorkflowError
+    from ..workflow.loader import load_workflow
+
     try:
         return load_workflow(path)
     except WorkflowError as exc:

@@ -493,3 +493,23 @@ def test_resume_refuses_events_of_another_plan() -> None:
         TaskOrchestrator(graph).resume({"user_id": "other"}, run.events, {"a": "1"})
     with pytest.raises(ResumeError, match="missing or altered"):
         TaskOrchestrator(graph).resume(PAYLOAD, run.events, {"a": "2"})
+
+
+@pytest.mark.parametrize("isolate", [False, True])
+@pytest.mark.parametrize("timeouts", ["signal", "thread"])
+def test_the_executor_does_not_change_the_trace(isolate: bool, timeouts: str) -> None:
+    def nodes() -> list[TaskNode]:
+        return [
+            TaskNode("a", const({"x": 1}), timeout_seconds=5),
+            TaskNode("b", flaky(1, [1, 2]), depends_on=("a",), max_retries=1),
+            TaskNode("c", boom, depends_on=("a",), fallback=const("fb")),
+            TaskNode("d", const(4), depends_on=("b", "c"), timeout_seconds=5),
+        ]
+
+    reference = TaskOrchestrator(TaskGraph.from_nodes(nodes()), clock=FakeClock()).run(PAYLOAD)
+    other = TaskOrchestrator(
+        TaskGraph.from_nodes(nodes()),
+        executor=SerialExecutor(isolate=isolate, timeouts=timeouts),
+    ).run(PAYLOAD)
+    assert other.canonical_trace() == reference.canonical_trace()
+    assert other.digests() == reference.digests()
