@@ -8,20 +8,31 @@ from .app import cli
 from .common import payload_option
 
 
-def open_workbench(file: str | None, payload: str | None, replay: bool = False) -> None:
+def open_workbench(
+    file: str | None,
+    payload: str | None,
+    replay: bool = False,
+    store_path: str | None = None,
+    no_store: bool = False,
+) -> None:
     """Start the app (imports Textual, about 0.3 s, only when the UI is wanted)."""
+    from ..records.store import default_store_path
     from ..tui.app import create_app
 
-    app = create_app(file, payload=payload, replay=replay)
+    store = None if no_store or replay else str(store_path or default_store_path())
+    app = create_app(file, payload=payload, replay=replay, store_path=store)
     app.run()
 
 
 @cli.command("open")
 @click.argument("file", required=False, type=click.Path(dir_okay=False))
 @payload_option
-def open_(file: str | None, payload: str | None) -> None:
-    """Open the workbench on a workflow file (or a run export)."""
-    open_workbench(file, payload)
+@click.option("--store", "store_path", type=click.Path(dir_okay=False), help="The run store.")
+@click.option("--no-store", is_flag=True, help="Do not record live runs.")
+def open_(file: str | None, payload: str | None, store_path: str | None, no_store: bool) -> None:
+    """Open the workbench on a workflow file (or a run export); live runs are recorded in the
+    run store as they happen, so `harness-tui resume` can finish a run after a crash."""
+    open_workbench(file, payload, store_path=store_path, no_store=no_store)
 
 
 @cli.command()

@@ -11,6 +11,8 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 from ..engine.clock import Clock
+from ..records.errors import RecordError
+from ..records.store import RunStore
 from .modals.help import HelpModal
 from .screens.workbench import WorkbenchScreen
 from .session import OpenError, Session, open_session
@@ -53,16 +55,25 @@ class HarnessApp(App[None]):
     ]
 
     def __init__(
-        self, session: Session | None, error: OpenError | None = None, clock: Clock | None = None
+        self,
+        session: Session | None,
+        error: OpenError | None = None,
+        clock: Clock | None = None,
+        store: RunStore | None = None,
+        store_problem: str | None = None,
     ) -> None:
         super().__init__()
         self.session = session
         self.open_error = error
         self.clock = clock
+        self.store = store
+        self.store_problem = store_problem
 
     def on_mount(self) -> None:
         self._load_keymap()
         self.push_screen(WorkbenchScreen(self.session, self.open_error))
+        if self.store_problem:
+            self.notify(self.store_problem, title="Run store", severity="warning")
 
     def _load_keymap(self) -> None:
         path = keymap_path()
@@ -97,14 +108,29 @@ def create_app(
     payload: str | None = None,
     replay: bool = False,
     clock: Clock | None = None,
+    store_path: str | None = None,
 ) -> HarnessApp:
-    """The app as the CLI builds it (tests and screenshots use this very factory)."""
+    """The app as the CLI builds it (tests and screenshots use this very factory).
+
+    Live runs are recorded in the run store at ``store_path`` when one is given.
+    """
+    store: RunStore | None = None
+    problem: str | None = None
+    if store_path is not None:
+        try:
+            store = RunStore(store_path)
+        except RecordError as exc:
+            problem = f"runs are not recorded: {exc}"
+
+    def app(session: Session | None, error: OpenError | None = None) -> HarnessApp:
+        return HarnessApp(session, error, clock=clock, store=store, store_problem=problem)
+
     if path is None:
-        return HarnessApp(None, clock=clock)
+        return app(None)
     try:
-        session = open_session(path, payload, clock=clock)
+        session = open_session(path, payload, clock=clock, store=store)
     except OpenError as exc:
-        return HarnessApp(None, exc, clock=clock)
+        return app(None, exc)
     if replay and not session.replay:
-        return HarnessApp(None, OpenError(path, [f"{path}: not a run export"]), clock=clock)
-    return HarnessApp(session, clock=clock)
+        return app(None, OpenError(path, [f"{path}: not a run export"]))
+    return app(session)

@@ -7,6 +7,7 @@ what they return, so every decision stays testable without a terminal.
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,7 @@ from ..engine.state import Snapshot
 from ..records.errors import RecordError
 from ..records.export import RunRecord
 from ..records.replay import replay_run
+from ..records.store import RunStore
 from ..workflow.errors import WorkflowError
 from ..workflow.loader import Workflow, load_workflow
 from .dag_layout import DagLayout, layout_dag
@@ -46,8 +48,11 @@ class Session:
     record: RunRecord | None = None
     clock: Clock | None = None
     source_path: str = ""
+    store: RunStore | None = None
 
     def __post_init__(self) -> None:
+        self.run_id: str | None = None
+        self.store_problem: str | None = None
         self.breakpoints: set[str] = set()
         self.break_on_failure = False
         self.view_seq: int | None = None  # None: the live end of the trace
@@ -96,7 +101,28 @@ class Session:
             clock=self.clock,
             on_failure=self.workflow.on_failure,
         )
-        return orchestrator.start(self.payload)
+        run = orchestrator.start(self.payload)
+        self._record(run)
+        return run
+
+    def _record(self, run: Run) -> None:
+        """Record a live run in the store as it happens (so a crash can be resumed)."""
+        self.run_id = None
+        if self.store is None:
+            return
+        try:
+            self.run_id = self.store.record(run, self.workflow)
+        except (RecordError, sqlite3.Error) as exc:
+            self.store_problem = f"runs are not recorded: {exc}"
+            self.store = None
+
+    def finish_recording(self) -> None:
+        """Store the final status and digest of the current run."""
+        if self.store is not None and self.run_id is not None:
+            try:
+                self.store.finish(self.run, self.run_id)
+            except sqlite3.Error as exc:
+                self.store_problem = f"cannot record the run's end: {exc}"
 
     def restart(self) -> None:
         """A fresh run of the same plan (breakpoints are kept)."""
@@ -190,7 +216,12 @@ class Session:
         return f"{self.workflow.name}-{self.run.digest[:12]}.json"
 
 
-def open_session(path: str, payload_text: str | None = None, clock: Clock | None = None) -> Session:
+def open_session(
+    path: str,
+    payload_text: str | None = None,
+    clock: Clock | None = None,
+    store: RunStore | None = None,
+) -> Session:
     """Open a workflow file or a run export.
 
     Raises:
@@ -219,7 +250,7 @@ def open_session(path: str, payload_text: str | None = None, clock: Clock | None
             check_json(payload, "payload")
         except (json.JSONDecodeError, CanonicalError) as exc:
             raise OpenError(path, [f"--payload: {exc}"]) from None
-    return Session(workflow, payload, clock=clock, source_path=path)
+    return Session(workflow, payload, clock=clock, source_path=path, store=store)
 
 
 def _looks_like_export(file: Path) -> bool:

@@ -275,3 +275,25 @@ async def test_every_binding_has_an_id() -> None:
         for source in (app, app.screen):
             for binding in source.BINDINGS:
                 assert getattr(binding, "id", None), binding
+
+
+async def test_live_runs_are_recorded_and_can_be_resumed_from_the_store(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from harness_tui.cli import cli
+    from harness_tui.records.store import RunStore
+
+    db = tmp_path / "runs.db"
+    app = make_app(USER_PROFILE, store_path=str(db))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await settle(pilot)
+        run_id = workbench(app).session.run_id  # type: ignore[union-attr]
+        assert run_id is not None
+    # The app is gone mid-run (as after a crash); the CLI finishes the run from the store.
+    (row,) = RunStore(db).runs()
+    assert row["id"] == run_id and row["tasks_done"] == 1 and row["status"] == "running"
+    result = CliRunner().invoke(cli, ["resume", run_id, "--store", str(db)])
+    assert result.exit_code == 0, result.output
+    (row,) = RunStore(db).runs()
+    assert row["status"] == "succeeded" and row["tasks_done"] == 4

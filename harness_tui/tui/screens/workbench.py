@@ -280,6 +280,10 @@ class WorkbenchScreen(FileActions, Screen[None]):
     def on_run_completed(self, message: RunCompleted) -> None:
         self._run_active = False
         self._queued_steps = 0
+        if self.session is not None:
+            self.session.finish_recording()
+            if self.session.store_problem:
+                self.notify(self.session.store_problem, title="Run store", severity="warning")
         failed = message.status != "succeeded"
         self.notify(
             f"run {message.status}",

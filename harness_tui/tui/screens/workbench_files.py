@@ -23,6 +23,11 @@ class FileActions(Screen[None]):
     selected: str | None
     _run_active: bool
 
+    def _open(self, path: str, payload: str | None) -> Session:
+        """Open a file with the app's clock and run store."""
+        app: Any = self.app
+        return open_session(path, payload, clock=app.clock, store=app.store)
+
     if TYPE_CHECKING:
 
         def _show_session(self) -> None: ...
@@ -72,7 +77,7 @@ class FileActions(Screen[None]):
             self.notify("pause the run first", severity="warning")
             return
         try:
-            session = open_session(path, payload, clock=self.app.clock)  # type: ignore[attr-defined]
+            session = self._open(path, payload)
         except OpenError as exc:
             if self.session is None:
                 self.error = exc
@@ -99,7 +104,7 @@ class FileActions(Screen[None]):
             return
         path = session.source_path or session.workflow.path
         try:
-            fresh = open_session(path, json.dumps(session.payload), clock=self.app.clock)  # type: ignore[attr-defined]
+            fresh = self._open(path, json.dumps(session.payload))
         except OpenError as exc:
             self.notify(
                 "\n".join(exc.lines[:8]), title=f"{path} has errors", severity="error", timeout=10
