@@ -276,6 +276,7 @@ class WorkbenchScreen(FileActions, Screen[None]):
         elif message.reason == "paused":
             self.notify("paused", title="Run")
         self._after_run()
+        self.query_one(DagView).reveal(self._next_task())
 
     def on_run_completed(self, message: RunCompleted) -> None:
         self._run_active = False

@@ -33,7 +33,15 @@ class FileActions(Screen[None]):
         def _show_session(self) -> None: ...
         def _show_errors(self, error: OpenError | None) -> None: ...
 
+    def _busy(self) -> bool:
+        """True (and says so) while a run is executing: what is open cannot change now."""
+        if self._run_active:
+            self.notify("the run is executing: pause it first (p)", severity="warning")
+        return self._run_active
+
     def action_edit_payload(self) -> None:
+        if self._busy():
+            return
         if self.session is None or self.session.replay:
             self.notify("a replayed run keeps its recorded payload", severity="warning")
             return
@@ -48,7 +56,7 @@ class FileActions(Screen[None]):
         self.app.push_screen(PayloadModal(self.session.payload), apply)
 
     def action_export(self) -> None:
-        if self.session is None:
+        if self.session is None or self._busy():
             return
         default = Path.cwd() / self.session.default_export_name()
 
@@ -73,8 +81,7 @@ class FileActions(Screen[None]):
 
     def open_path(self, path: str, payload: str | None = None) -> None:
         """Open a file in place of the current session; errors are shown, never raised."""
-        if self._run_active:
-            self.notify("pause the run first", severity="warning")
+        if self._busy():
             return
         try:
             session = self._open(path, payload)
@@ -94,6 +101,8 @@ class FileActions(Screen[None]):
         self._show_session()
 
     def action_reload(self) -> None:
+        if self._busy():
+            return
         session = self.session
         if session is None:
             if self.error is not None:
@@ -123,7 +132,7 @@ class FileActions(Screen[None]):
         self.notify(summary, title=f"Reloaded {Path(path).name}")
 
     def action_diff(self) -> None:
-        if self.session is None:
+        if self.session is None or self._busy():
             return
         from .diff import open_diff_prompt
 

@@ -109,6 +109,13 @@ class DagView(ScrollView, can_focus=True):
             )
         self.refresh()
 
+    def reveal(self, task: str | None) -> None:
+        """Scroll so that ``task`` is on screen (without selecting it)."""
+        box = self.layout_.boxes.get(task or "")
+        if box is not None:
+            region = Region(box.x - 2, box.y - 1, NODE_WIDTH + 4, NODE_HEIGHT + 2)
+            self.scroll_to_region(region, animate=False)
+
     @staticmethod
     def _walk(start: str, links: Mapping[str, Collection[str]]) -> set[str]:
         seen: set[str] = set()

@@ -40,7 +40,11 @@ class RunHeader(Widget):
         text.append(session.workflow.name, style="bold")
         text.append(f"  {session.source_path or session.workflow.path}", style="dim")
         text.append(f"  payload {session.payload_digest[:8]}", style="dim")
-        status = "running" if running else run.status.value
+        status = run.status.value
+        if running:
+            status = "running"
+        elif status == "running":
+            status = "paused"
         text.append(f"  {status}", style="bold")
         text.append(f"  {done}/{total}")
         if session.view_seq is not None:
