@@ -33,9 +33,14 @@ def load_or_die(path: str) -> Workflow:
     try:
         return load_workflow(path)
     except WorkflowError as exc:
-        for problem in exc.problems:
-            click.echo(str(problem), err=True)
-        sys.exit(EXIT_INVALID)
+        exit_with_problems(exc)
+
+
+def exit_with_problems(error: Exception) -> NoReturn:
+    """Print a WorkflowError's problems, one ``file:line:col: message`` line each; exit 2."""
+    for problem in getattr(error, "problems", [error]):
+        click.echo(str(problem), err=True)
+    sys.exit(EXIT_INVALID)
 
 
 def parse_payload(option: str | None, default: Any, what: str = "--payload") -> Any:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from .app import cli
-from .common import EXIT_FAILED, EXIT_INVALID, EXIT_OK, die, parse_payload
+from .common import EXIT_FAILED, EXIT_OK, die, exit_with_problems, parse_payload
 
 if TYPE_CHECKING:
     from ..engine.diff import PlanDiff
@@ -24,9 +24,7 @@ def _load(spec: str) -> Workflow:
     try:
         return load_source(spec)
     except WorkflowError as exc:
-        for problem in exc.problems:
-            click.echo(str(problem), err=True)
-        sys.exit(EXIT_INVALID)
+        exit_with_problems(exc)
 
 
 def _is_export(spec: str) -> bool:

@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
-from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING
 
 import click
 
 from .app import cli
 from .common import (
     EXIT_FAILED,
-    EXIT_INVALID,
     EXIT_OK,
     die,
     load_or_die,
@@ -61,7 +57,7 @@ def _open_store(path: str | None) -> RunStore:
         die(str(exc))
 
 
-def _read_record(path: str) -> RunRecord:
+def read_record(path: str) -> RunRecord:
     from ..records.errors import RecordError
     from ..records.export import RunRecord
 
@@ -296,7 +292,7 @@ def replay(file: str, as_json: bool) -> None:
     from ..records.errors import RecordError
     from ..records.replay import replay as do_replay
 
-    record = _read_record(file)
+    record = read_record(file)
     try:
         report = do_replay(record)
     except RecordError as exc:
@@ -322,117 +318,3 @@ def replay(file: str, as_json: bool) -> None:
         first = report.diff.first
         click.echo("replay differs: " + (first.describe() if first else "digests differ"), err=True)
     sys.exit(EXIT_OK if report.identical else EXIT_FAILED)
-
-
-@cli.command()
-@click.argument("file", type=click.Path(dir_okay=False))
-@payload_option
-@click.option("--runs", "count", type=click.IntRange(2, 50), default=2, help="How many fresh runs.")
-@click.option("--against", type=click.Path(dir_okay=False), help="A run export to compare with.")
-def verify(file: str, payload: str | None, count: int, against: str | None) -> None:
-    """Check determinism: fresh runs under different hash seeds, or one run against an export."""
-    from ..records.divergence import trace_diff
-    from ..records.errors import RecordError
-    from ..records.export import RunRecord
-
-    workflow = load_or_die(file)
-    if against:
-        record = _read_record(against)
-        value = parse_payload(payload, record.payload)
-        live = _live_record(workflow, value)
-        diff = trace_diff(record.events, live.events, record.outputs, live.outputs)
-        if live.plan.digest != record.plan.digest and diff.identical:
-            click.echo("plans differ although the traces agree", err=True)
-            sys.exit(EXIT_FAILED)
-        if diff.identical and live.digests == record.digests:
-            click.echo(f"identical to {against}: run digest {record.digests['run']}")
-            sys.exit(EXIT_OK)
-        first = diff.first
-        click.echo("diverges from the record: " + (first.describe() if first else "digests differ"))
-        sys.exit(EXIT_FAILED)
-    value = parse_payload(payload, workflow.payload)
-    records: list[RunRecord] = []
-    for index in range(count):
-        seed = str(index * 7919 + 1)
-        result = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "harness_tui",
-                "run",
-                file,
-                "--payload",
-                json.dumps(value),
-                "--no-store",
-                "--export",
-                "-",
-                "--quiet",
-            ],
-            capture_output=True,
-            text=True,
-            env={**os.environ, "PYTHONHASHSEED": seed},
-        )
-        if result.returncode == EXIT_INVALID or not result.stdout:
-            die(f"run {index + 1} could not start: {result.stderr.strip().splitlines()[-1:]}")
-        try:
-            records.append(RunRecord.parse(result.stdout, f"run {index + 1}"))
-        except RecordError as exc:
-            die(str(exc))
-    first_record = records[0]
-    for index, other in enumerate(records[1:], start=2):
-        if other.digests != first_record.digests:
-            diff = trace_diff(
-                first_record.events, other.events, first_record.outputs, other.outputs
-            )
-            where = diff.first.describe() if diff.first else "results differ"
-            click.echo(f"not deterministic: run {index} differs from run 1: {where}")
-            sys.exit(EXIT_FAILED)
-    click.echo(
-        f"deterministic: {count} runs under different hash seeds agree on plan, trace and "
-        f"results; run digest {first_record.digests['run']}"
-    )
-
-
-def _live_record(workflow: Workflow, payload: Any) -> RunRecord:
-    from ..engine.orchestrator import TaskOrchestrator
-    from ..records.export import RunRecord
-
-    orchestrator = TaskOrchestrator(workflow.graph, on_failure=workflow.on_failure)
-    return RunRecord.from_run(orchestrator.run(payload), workflow)
-
-
-@cli.command()
-@click.argument("file", type=click.Path(dir_okay=False))
-@click.argument("golden_file", type=click.Path(dir_okay=False))
-@payload_option
-@click.option("--update", is_flag=True, help="Write the golden file instead of checking it.")
-def golden(file: str, golden_file: str, payload: str | None, update: bool) -> None:
-    """Check (or --update) a golden file holding plan, trace and results."""
-    from ..engine.events import TraceEvent
-    from ..records.divergence import trace_diff
-    from ..records.export import atomic_write
-
-    workflow = load_or_die(file)
-    value = parse_payload(payload, workflow.payload)
-    live = _live_record(workflow, value)
-    document = {key: live.document[key] for key in ("payload", "plan", "trace", "results")}
-    text = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-    if update:
-        atomic_write(golden_file, text)
-        click.echo(f"wrote {golden_file}")
-        return
-    try:
-        expected = json.loads(Path(golden_file).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        die(f"{golden_file}: cannot read golden file ({exc}); create it with --update")
-    if expected == document:
-        click.echo(f"ok: {file} matches {golden_file}")
-        return
-    events = [TraceEvent.from_dicts(e) for e in expected.get("trace", [])]
-    diff = trace_diff(events, live.events)
-    if diff.first:
-        click.echo(f"golden mismatch: {diff.first.describe()}")
-    else:
-        keys = [k for k in ("payload", "plan", "results") if expected.get(k) != document[k]]
-        click.echo(f"golden mismatch in {', '.join(keys)}")
-    sys.exit(EXIT_FAILED)

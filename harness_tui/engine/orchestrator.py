@@ -8,17 +8,18 @@ it. This is graphlib's ``get_ready -> done`` loop made step-wise, which is what 
 
 from __future__ import annotations
 
-import hashlib
 import threading
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from enum import StrEnum
 from typing import Any
 
-from .canonical import CanonicalError, check_json, combine_digests, digest_text, loads
+from .canonical import check_json, combine_digests, digest_text, loads
 from .clock import Clock, SystemClock
 from .events import FAILURE_STATUSES, OUTPUT_STATUSES, RunStatus, Status, TraceEvent
-from .executors import AttemptCall, Executor, Outcome, SerialExecutor
-from .graph import TaskGraph, TaskNode, Trigger
+from .execution import StepExecution
+from .executors import Executor, SerialExecutor
+from .graph import TaskGraph
+from .inputs import TaskInputs
 from .scheduler import DeterministicScheduler, Plan, PlanStep
 from .state import RunState, Snapshot
 
@@ -41,122 +42,6 @@ class OnFailure(StrEnum):
 
 class ResumeError(ValueError):
     """Recorded events cannot be resumed against this workflow and payload."""
-
-
-class ResultsView(Mapping[str, Any]):
-    """``inputs["context"]["results"]``: the outputs of a task's ancestors, read-only (I4).
-
-    Each value is decoded fresh from the committed canonical JSON the first time this view is
-    asked for it, so a task that mutates what it read changes only its own copy.
-    """
-
-    __slots__ = ("_ancestors", "_cache", "_graph", "_state", "_task")
-
-    def __init__(self, graph: TaskGraph, state: RunState, task: str) -> None:
-        self._graph = graph
-        self._state = state
-        self._task = task
-        self._cache: dict[str, Any] = {}
-        self._ancestors: set[str] | None = None
-
-    def _is_ancestor(self, name: str) -> bool:
-        if name in self._graph[self._task].depends_on:
-            return True
-        if self._ancestors is None:
-            self._ancestors = self._graph.ancestors(self._task)
-        return name in self._ancestors
-
-    def __getitem__(self, name: str) -> Any:
-        if name in self._cache:
-            return self._cache[name]
-        commit = self._state.commits.get(name)
-        if commit is None or not self._is_ancestor(name):
-            raise KeyError(name)
-        value = self._cache[name] = commit.value()
-        return value
-
-    def _names(self) -> list[str]:
-        if self._ancestors is None:
-            self._ancestors = self._graph.ancestors(self._task)
-        # Commit order is plan order: iteration is deterministic.
-        return [n for n in self._state.commits if n in self._ancestors]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._names())
-
-    def __len__(self) -> int:
-        return len(self._names())
-
-    def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and name in self._state.commits and self._is_ancestor(name)
-
-
-class TaskInputs(Mapping[str, Any]):
-    """The one mapping a task function receives (see the task contract in the README).
-
-    Keys: ``payload`` (a fresh copy), ``context`` (``{"results": ResultsView}``), ``params``
-    (a fresh copy of the task's static parameters) and ``task`` (name, task_id, attempt,
-    depends_on).
-    Values are built on first access, so a task that reads nothing costs nothing. The
-    attributes :attr:`clock` and :attr:`cancelled` let built-ins sleep through the injected clock
-    and notice cancellation.
-    """
-
-    __slots__ = ("_attempt", "_node", "_run", "_step", "_values")
-
-    _KEYS = ("payload", "context", "params", "task")
-
-    def __init__(self, run: Run, node: TaskNode, step: PlanStep, attempt: int) -> None:
-        self._run = run
-        self._node = node
-        self._step = step
-        self._attempt = attempt
-        self._values: dict[str, Any] = {}
-
-    @property
-    def clock(self) -> Clock:
-        """The run's clock (built-ins sleep through it)."""
-        return self._run.orchestrator.clock
-
-    @property
-    def cancelled(self) -> threading.Event:
-        """Set when the user stops the run; long built-ins may poll it."""
-        return self._run._cancel
-
-    @property
-    def task(self) -> dict[str, Any]:
-        """``{"name", "task_id", "attempt", "depends_on"}`` (a fresh dict)."""
-        node = self._node
-        return {
-            "name": node.name,
-            "task_id": self._step.task_id,
-            "attempt": self._attempt,
-            "depends_on": list(node.depends_on),
-        }
-
-    def __getitem__(self, key: str) -> Any:
-        values = self._values
-        if key in values:
-            return values[key]
-        run = self._run
-        if key == "payload":
-            value: Any = loads(run.payload_text)
-        elif key == "context":
-            value = {"results": ResultsView(run.graph, run.state, self._node.name)}
-        elif key == "params":
-            value = loads(run._params_text(self._node))
-        elif key == "task":
-            value = self.task
-        else:
-            raise KeyError(key)
-        values[key] = value
-        return value
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._KEYS)
-
-    def __len__(self) -> int:
-        return 4
 
 
 class TaskOrchestrator:
@@ -211,7 +96,7 @@ class TaskOrchestrator:
         return run
 
 
-class Run:
+class Run(StepExecution):
     """One execution of a plan, advanced a task at a time. Not thread-safe, except
     :meth:`cancel` and :meth:`request_pause`, which may be called from any thread."""
 
@@ -389,177 +274,6 @@ class Run:
         for listener in self.listeners:
             listener(event)
         return event
-
-    def _verdict(self, node: TaskNode) -> Status | None:
-        """Apply the trigger rule: None to run, else the status to record instead."""
-        if not node.depends_on or node.trigger is Trigger.ALL_DONE:
-            return None
-        state = self.state
-        failed = skipped = False
-        for dep in node.depends_on:
-            status = state.status(dep)
-            if status in OUTPUT_STATUSES:
-                continue
-            if status is Status.SKIPPED:
-                skipped = True
-            else:
-                failed = True
-        if failed:
-            return Status.UPSTREAM_FAILED
-        if skipped and node.trigger is Trigger.ALL_SUCCEEDED:
-            return Status.SKIPPED
-        return None
-
-    def _input_digest(self, node: TaskNode) -> str:
-        """Merkle digest of what the task sees: payload, params, each dependency's output and
-        input digests. O(dependencies), yet it covers every ancestor."""
-        state = self.state
-        commits = state.commits
-        parts = [self.payload_digest, self._params_text(node)]
-        deps = node.depends_on
-        for dep in sorted(deps) if len(deps) > 1 else deps:
-            commit = commits.get(dep)
-            out = commit.digest if commit is not None else f"<{state.status(dep)}>"
-            parts.append(f"{dep}\x00{out}\x00{state.input_digest(dep) or ''}")
-        return hashlib.sha256("\x00".join(parts).encode()).hexdigest()
-
-    def _params_text(self, node: TaskNode) -> str:
-        texts = self.orchestrator._params_texts
-        text = texts.get(node.name)
-        if text is None:
-            params = node.params
-            text = "{}" if not params else check_json(dict(params), f"$.tasks.{node.name}.params")
-            texts[node.name] = text
-        return text
-
-    def _inputs(self, node: TaskNode, step: PlanStep, attempt: int) -> TaskInputs:
-        return TaskInputs(self, node, step, attempt)
-
-    def _condition(self, node: TaskNode) -> bool | dict[str, str]:
-        """Evaluate ``when``: its truth, or an error dict if it raised."""
-        assert node.when is not None
-        scope = {
-            "payload": loads(self.payload_text),
-            "results": ResultsView(self.graph, self.state, node.name),
-        }
-        try:
-            return bool(node.when(scope))
-        except Exception as exc:
-            return {"type": "ConditionError", "message": f"{type(exc).__name__}: {exc}"}
-
-    def _execute(self, step: PlanStep) -> Status:
-        """Run one plan step to its final status."""
-        node = self.graph[step.task]
-        verdict = self._verdict(node)
-        if verdict is not None:
-            return self._emit(step, verdict, 0).status
-        if node.when is not None:
-            truth = self._condition(node)
-            if isinstance(truth, dict):
-                return self._emit(step, Status.FAILED, 0, error=truth).status
-            if not truth:
-                return self._emit(step, Status.SKIPPED, 0).status
-        executor = self.orchestrator.executor
-        clock = self.orchestrator.clock
-        input_digest = self._input_digest(node)
-        attempts = node.max_retries + 1
-        for attempt in range(1, attempts + 1):
-            if attempt > 1 and node.retry_interval:
-                clock.sleep(node.retry_interval)
-            if self._cancel.is_set():
-                return self._emit(step, Status.CANCELLED, attempt).status
-            started = self._emit(
-                step, Status.RUNNING, attempt, input_digest=input_digest
-            ).started_at
-            fn = node.fn
-            if fn is None:
-                outcome = Outcome(
-                    "error",
-                    error={
-                        "type": "MissingCallable",
-                        "message": f"task {node.name!r} has no callable",
-                    },
-                )
-            else:
-                call = _new_event(
-                    AttemptCall,
-                    (node.name, attempt, "task", fn, TaskInputs(self, node, step, attempt),
-                     node.timeout_seconds),
-                )  # fmt: skip
-                outcome = executor.execute(call, clock)
-            final = self._record(step, node, attempt, outcome, started, Status.SUCCEEDED)
-            if final is not Status.FAILED and final is not Status.TIMED_OUT:
-                return final
-        if node.fallback is not None:
-            attempt = attempts + 1
-            started = clock.now()
-            call = AttemptCall(
-                node.name,
-                attempt,
-                "fallback",
-                node.fallback,
-                self._inputs(node, step, attempt),
-                None,
-            )
-            outcome = executor.execute(call, clock)
-            return self._record(step, node, attempt, outcome, started, Status.FALLBACK)
-        return final
-
-    def _record(
-        self,
-        step: PlanStep,
-        node: TaskNode,
-        attempt: int,
-        outcome: Outcome,
-        started: float | None,
-        success: Status,
-    ) -> Status:
-        """Turn an attempt's outcome into its terminal event (committing an output on success)."""
-        kind = outcome.kind
-        if kind == "ok":
-            try:
-                text = check_json(outcome.value, "$output")
-            except CanonicalError as exc:
-                return self._emit(
-                    step,
-                    Status.FAILED,
-                    attempt,
-                    started_at=started,
-                    error={"type": "OutputNotJSON", "message": str(exc)},
-                ).status
-            out_digest = digest_text(text)
-            # The commit happens before the event so listeners see the output with its event.
-            self.state.commit(node.name, len(self.state.events), text, out_digest)
-            return self._emit(
-                step, success, attempt, started_at=started, output_digest=out_digest
-            ).status
-        if kind == "timeout":
-            return self._emit(
-                step,
-                Status.TIMED_OUT,
-                attempt,
-                started_at=started,
-                error={
-                    "type": "Timeout",
-                    "message": f"attempt exceeded {node.timeout_seconds:g} s",
-                },
-            ).status
-        if kind == "cancelled":
-            return self._emit(
-                step,
-                Status.CANCELLED,
-                attempt,
-                started_at=started,
-                error={"type": "Cancelled", "message": "stopped by the user"},
-            ).status
-        return self._emit(
-            step,
-            Status.FAILED,
-            attempt,
-            started_at=started,
-            error=outcome.error,
-            traceback=outcome.traceback,
-        ).status
 
     def _cancel_remaining(self) -> None:
         while self._cursor < len(self.plan):

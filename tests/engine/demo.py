@@ -1,34 +1,15 @@
-"""The seed article's demo pipeline, registered through the Python API."""
+"""The seed article's demo pipeline, registered through the Python API with the very task
+functions the shipped workflow file uses."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from harness_tui import Harness
-
-
-def extract_user_info(inputs: Mapping[str, Any]) -> dict[str, Any]:
-    return {"user_id": inputs["payload"]["user_id"]}
-
-
-def check_quota(inputs: Mapping[str, Any]) -> dict[str, Any]:
-    return {"quota": 100}
-
-
-def enrich_user_data(inputs: Mapping[str, Any]) -> dict[str, Any]:
-    return {"level": "gold"}
-
-
-def compose_response(inputs: Mapping[str, Any]) -> dict[str, Any]:
-    results = inputs["context"]["results"]
-    return {
-        "final": {
-            "user_id": results["extract_user_info"]["user_id"],
-            "level": results["enrich_user_data"]["level"],
-            "quota": results["check_quota"]["quota"],
-        }
-    }
+from workflows.tasks.user_profile import (
+    check_quota,
+    compose_response,
+    enrich_user_data,
+    extract_user_info,
+)
 
 
 def demo_harness() -> Harness:

@@ -1,0 +1,207 @@
+"""Taking one plan step to its final status: trigger rule, condition, attempts with retries at
+a fixed interval, timeouts, the fallback, and committing the output (a part of :class:`Run`)."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from .canonical import CanonicalError, check_json, digest_text, loads
+from .events import OUTPUT_STATUSES, Status, TraceEvent
+from .executors import AttemptCall, Outcome
+from .graph import TaskGraph, TaskNode, Trigger
+from .inputs import ResultsView, TaskInputs
+from .scheduler import PlanStep
+from .state import RunState
+
+if TYPE_CHECKING:
+    from .orchestrator import TaskOrchestrator
+
+__all__ = ["StepExecution"]
+
+_new_tuple = tuple.__new__
+
+
+class StepExecution:
+    """The policies of one step. Mixed into :class:`~harness_tui.engine.orchestrator.Run`,
+    whose state, clock and event emission it uses."""
+
+    orchestrator: TaskOrchestrator
+    graph: TaskGraph
+    state: RunState
+    payload_text: str
+    payload_digest: str
+    _cancel: threading.Event
+    _emit: Callable[..., TraceEvent]
+
+    def _verdict(self, node: TaskNode) -> Status | None:
+        """Apply the trigger rule: None to run, else the status to record instead."""
+        if not node.depends_on or node.trigger is Trigger.ALL_DONE:
+            return None
+        state = self.state
+        failed = skipped = False
+        for dep in node.depends_on:
+            status = state.status(dep)
+            if status in OUTPUT_STATUSES:
+                continue
+            if status is Status.SKIPPED:
+                skipped = True
+            else:
+                failed = True
+        if failed:
+            return Status.UPSTREAM_FAILED
+        if skipped and node.trigger is Trigger.ALL_SUCCEEDED:
+            return Status.SKIPPED
+        return None
+
+    def _input_digest(self, node: TaskNode) -> str:
+        """Merkle digest of what the task sees: payload, params, each dependency's output and
+        input digests. O(dependencies), yet it covers every ancestor."""
+        state = self.state
+        commits = state.commits
+        parts = [self.payload_digest, self._params_text(node)]
+        deps = node.depends_on
+        for dep in sorted(deps) if len(deps) > 1 else deps:
+            commit = commits.get(dep)
+            out = commit.digest if commit is not None else f"<{state.status(dep)}>"
+            parts.append(f"{dep}\x00{out}\x00{state.input_digest(dep) or ''}")
+        return hashlib.sha256("\x00".join(parts).encode()).hexdigest()
+
+    def _params_text(self, node: TaskNode) -> str:
+        texts = self.orchestrator._params_texts
+        text = texts.get(node.name)
+        if text is None:
+            params = node.params
+            text = "{}" if not params else check_json(dict(params), f"$.tasks.{node.name}.params")
+            texts[node.name] = text
+        return text
+
+    def _task_inputs(self, node: TaskNode, step: PlanStep, attempt: int) -> TaskInputs:
+        return TaskInputs(self, node, step, attempt)  # type: ignore[arg-type]  # self is a Run
+
+    def _condition(self, node: TaskNode) -> bool | dict[str, str]:
+        """Evaluate ``when``: its truth, or an error dict if it raised."""
+        assert node.when is not None
+        scope = {
+            "payload": loads(self.payload_text),
+            "results": ResultsView(self.graph, self.state, node.name),
+        }
+        try:
+            return bool(node.when(scope))
+        except Exception as exc:
+            return {"type": "ConditionError", "message": f"{type(exc).__name__}: {exc}"}
+
+    def _execute(self, step: PlanStep) -> Status:
+        """Run one plan step to its final status."""
+        node = self.graph[step.task]
+        verdict = self._verdict(node)
+        if verdict is not None:
+            return self._emit(step, verdict, 0).status
+        if node.when is not None:
+            truth = self._condition(node)
+            if isinstance(truth, dict):
+                return self._emit(step, Status.FAILED, 0, error=truth).status
+            if not truth:
+                return self._emit(step, Status.SKIPPED, 0).status
+        executor = self.orchestrator.executor
+        clock = self.orchestrator.clock
+        input_digest = self._input_digest(node)
+        attempts = node.max_retries + 1
+        for attempt in range(1, attempts + 1):
+            if attempt > 1 and node.retry_interval:
+                clock.sleep(node.retry_interval)
+            if self._cancel.is_set():
+                return self._emit(step, Status.CANCELLED, attempt).status
+            started = self._emit(
+                step, Status.RUNNING, attempt, input_digest=input_digest
+            ).started_at
+            fn = node.fn
+            if fn is None:
+                outcome = Outcome(
+                    "error",
+                    error={
+                        "type": "MissingCallable",
+                        "message": f"task {node.name!r} has no callable",
+                    },
+                )
+            else:
+                inputs = self._task_inputs(node, step, attempt)
+                call = _new_tuple(
+                    AttemptCall, (node.name, attempt, "task", fn, inputs, node.timeout_seconds)
+                )
+                outcome = executor.execute(call, clock)
+            final = self._record(step, node, attempt, outcome, started, Status.SUCCEEDED)
+            if final is not Status.FAILED and final is not Status.TIMED_OUT:
+                return final
+        if node.fallback is not None:
+            attempt = attempts + 1
+            started = clock.now()
+            call = AttemptCall(
+                node.name,
+                attempt,
+                "fallback",
+                node.fallback,
+                self._task_inputs(node, step, attempt),
+                None,
+            )
+            outcome = executor.execute(call, clock)
+            return self._record(step, node, attempt, outcome, started, Status.FALLBACK)
+        return final
+
+    def _record(
+        self,
+        step: PlanStep,
+        node: TaskNode,
+        attempt: int,
+        outcome: Outcome,
+        started: float | None,
+        success: Status,
+    ) -> Status:
+        """Turn an attempt's outcome into its terminal event (committing an output on success)."""
+        kind = outcome.kind
+        if kind == "ok":
+            try:
+                text = check_json(outcome.value, "$output")
+            except CanonicalError as exc:
+                return self._emit(
+                    step,
+                    Status.FAILED,
+                    attempt,
+                    started_at=started,
+                    error={"type": "OutputNotJSON", "message": str(exc)},
+                ).status
+            out_digest = digest_text(text)
+            # The commit happens before the event so listeners see the output with its event.
+            self.state.commit(node.name, len(self.state.events), text, out_digest)
+            return self._emit(
+                step, success, attempt, started_at=started, output_digest=out_digest
+            ).status
+        if kind == "timeout":
+            return self._emit(
+                step,
+                Status.TIMED_OUT,
+                attempt,
+                started_at=started,
+                error={
+                    "type": "Timeout",
+                    "message": f"attempt exceeded {node.timeout_seconds:g} s",
+                },
+            ).status
+        if kind == "cancelled":
+            return self._emit(
+                step,
+                Status.CANCELLED,
+                attempt,
+                started_at=started,
+                error={"type": "Cancelled", "message": "stopped by the user"},
+            ).status
+        return self._emit(
+            step,
+            Status.FAILED,
+            attempt,
+            started_at=started,
+            error=outcome.error,
+            traceback=outcome.traceback,
+        ).status

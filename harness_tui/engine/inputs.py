@@ -1,0 +1,134 @@
+"""What a task sees: its inputs mapping and the read-only view of its ancestors' results (I4)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from .canonical import loads
+from .clock import Clock
+from .graph import TaskGraph, TaskNode
+from .scheduler import PlanStep
+from .state import RunState
+
+if TYPE_CHECKING:
+    from .orchestrator import Run
+
+__all__ = ["ResultsView", "TaskInputs"]
+
+
+class ResultsView(Mapping[str, Any]):
+    """``inputs["context"]["results"]``: the outputs of a task's ancestors, read-only (I4).
+
+    Each value is decoded fresh from the committed canonical JSON the first time this view is
+    asked for it, so a task that mutates what it read changes only its own copy.
+    """
+
+    __slots__ = ("_ancestors", "_cache", "_graph", "_state", "_task")
+
+    def __init__(self, graph: TaskGraph, state: RunState, task: str) -> None:
+        self._graph = graph
+        self._state = state
+        self._task = task
+        self._cache: dict[str, Any] = {}
+        self._ancestors: set[str] | None = None
+
+    def _is_ancestor(self, name: str) -> bool:
+        if name in self._graph[self._task].depends_on:
+            return True
+        if self._ancestors is None:
+            self._ancestors = self._graph.ancestors(self._task)
+        return name in self._ancestors
+
+    def __getitem__(self, name: str) -> Any:
+        if name in self._cache:
+            return self._cache[name]
+        commit = self._state.commits.get(name)
+        if commit is None or not self._is_ancestor(name):
+            raise KeyError(name)
+        value = self._cache[name] = commit.value()
+        return value
+
+    def _names(self) -> list[str]:
+        if self._ancestors is None:
+            self._ancestors = self._graph.ancestors(self._task)
+        # Commit order is plan order: iteration is deterministic.
+        return [n for n in self._state.commits if n in self._ancestors]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name in self._state.commits and self._is_ancestor(name)
+
+
+class TaskInputs(Mapping[str, Any]):
+    """The one mapping a task function receives (see the task contract in the README).
+
+    Keys: ``payload`` (a fresh copy), ``context`` (``{"results": ResultsView}``), ``params``
+    (a fresh copy of the task's static parameters) and ``task`` (name, task_id, attempt,
+    depends_on).
+    Values are built on first access, so a task that reads nothing costs nothing. The
+    attributes :attr:`clock` and :attr:`cancelled` let built-ins sleep through the injected clock
+    and notice cancellation.
+    """
+
+    __slots__ = ("_attempt", "_node", "_run", "_step", "_values")
+
+    _KEYS = ("payload", "context", "params", "task")
+
+    def __init__(self, run: Run, node: TaskNode, step: PlanStep, attempt: int) -> None:
+        self._run = run
+        self._node = node
+        self._step = step
+        self._attempt = attempt
+        self._values: dict[str, Any] = {}
+
+    @property
+    def clock(self) -> Clock:
+        """The run's clock (built-ins sleep through it)."""
+        return self._run.orchestrator.clock
+
+    @property
+    def cancelled(self) -> threading.Event:
+        """Set when the user stops the run; long built-ins may poll it."""
+        return self._run._cancel
+
+    @property
+    def task(self) -> dict[str, Any]:
+        """``{"name", "task_id", "attempt", "depends_on"}`` (a fresh dict)."""
+        node = self._node
+        return {
+            "name": node.name,
+            "task_id": self._step.task_id,
+            "attempt": self._attempt,
+            "depends_on": list(node.depends_on),
+        }
+
+    def __getitem__(self, key: str) -> Any:
+        values = self._values
+        if key in values:
+            return values[key]
+        run = self._run
+        if key == "payload":
+            value: Any = loads(run.payload_text)
+        elif key == "context":
+            value = {"results": ResultsView(run.graph, run.state, self._node.name)}
+        elif key == "params":
+            value = loads(run._params_text(self._node))
+        elif key == "task":
+            value = self.task
+        else:
+            raise KeyError(key)
+        values[key] = value
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._KEYS)
+
+    def __len__(self) -> int:
+        return 4
