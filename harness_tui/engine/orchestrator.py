@@ -323,10 +323,10 @@ class Run(StepExecution):
                 pending.clear()
                 cursor += 1
                 stop_mode = self.orchestrator.on_failure is OnFailure.STOP
-                if (event.status in FAILURE_STATUSES and stop_mode) or (
-                    event.status is Status.CANCELLED and event.attempt > 0
-                ):
+                if event.status in FAILURE_STATUSES and stop_mode:
                     self._stopping = True
+                if event.status is Status.CANCELLED and event.attempt > 0:
+                    self._cancel.set()  # the user stopped this run: it stays cancelled
         self._cursor = cursor
         if cursor:
             self.status = RunStatus.RUNNING

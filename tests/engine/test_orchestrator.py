@@ -513,3 +513,26 @@ def test_the_executor_does_not_change_the_trace(isolate: bool, timeouts: str) ->
     ).run(PAYLOAD)
     assert other.canonical_trace() == reference.canonical_trace()
     assert other.digests() == reference.digests()
+
+
+def test_a_user_cancelled_run_stays_cancelled_when_restored() -> None:
+    release = threading.Event()
+
+    def hang(inputs: Any) -> str:
+        release.wait(5)
+        return "x"
+
+    def graph() -> TaskGraph:
+        return TaskGraph.from_nodes(
+            [TaskNode("h", hang), TaskNode("after", const(1), depends_on=("h",))]
+        )
+
+    run = TaskOrchestrator(graph(), executor=SerialExecutor(isolate=True)).start(PAYLOAD)
+    threading.Timer(0.2, run.cancel).start()
+    run.run_to_end()
+    release.set()
+    for cut in (2, len(run.events)):
+        restored = TaskOrchestrator(graph()).resume(PAYLOAD, run.events[:cut], {})
+        restored.run_to_end()
+        assert restored.status is RunStatus.CANCELLED
+        assert restored.canonical_trace() == run.canonical_trace()
