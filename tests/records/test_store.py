@@ -99,8 +99,12 @@ def _wait_for_tasks(db: Path, count: int, process: subprocess.Popen[bytes]) -> N
         if db.exists():
             try:
                 with sqlite3.connect(db) as conn:
-                    row = conn.execute("SELECT COUNT(*) FROM events WHERE final = 1").fetchone()
-                if row and row[0] >= count:
+                    runs, done = conn.execute(
+                        "SELECT (SELECT COUNT(*) FROM runs), "
+                        "(SELECT COUNT(*) FROM events WHERE final = 1)"
+                    ).fetchone()
+                # The store file exists before the run is registered: wait for its row too.
+                if runs and done >= count:
                     return
             except sqlite3.OperationalError:
                 pass
