@@ -110,8 +110,8 @@ class DiffScreen(Screen[None]):
         if change.fields:
             sections.append(("fields", change.fields))
         self.query_one(Inspector).show(f"{task} · {change.kind}", sections, open_all=True)
-        if task in self.new.graph:
-            self.query_one(DagView).select(task, notify=False)
+        # A removed task is not in the new version's drawing: select nothing there.
+        self.query_one(DagView).select(task if task in self.new.graph else None, notify=False)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.row_key.value is not None:
