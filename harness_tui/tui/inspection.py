@@ -10,7 +10,7 @@ from .session import Session
 
 
 def task_sections(session: Session, task: str) -> tuple[str, list[tuple[str, Any]]]:
-    """Title and sections for a task: spec, inputs it saw, output, error, timings."""
+    """Title and sections for a task: error, output, the inputs it saw, spec, timings."""
     run = session.run
     snapshot = session.snapshot()
     step = run.plan.steps[run.plan.index_of[task]]
@@ -20,20 +20,21 @@ def task_sections(session: Session, task: str) -> tuple[str, list[tuple[str, Any
     when_at = f"as of event {session.position}" if session.view_seq is not None else "now"
     ancestors = sorted(graph.ancestors(task), key=run.plan.index_of.__getitem__)
     seen = {name: snapshot.output(name) for name in ancestors if snapshot.has_output(name)}
+    events = [e for e in run.state.task_events(task) if e.seq <= session.position]
+    failure = next((e for e in reversed(events) if e.status in FAILURE_STATUSES), None)
+    # What a person looks for first: what happened (error, output), then why (inputs, spec).
     sections: list[tuple[str, Any]] = [
         ("task", {"name": task, "task_id": step.task_id, "index": step.index,
                   "level": step.level, "status": status, "shown": when_at}),
-        ("spec", spec),
-        ("inputs", {"payload": session.payload, "results": seen}),
     ]  # fmt: skip
-    if snapshot.has_output(task):
-        sections.append(("output", snapshot.output(task)))
-    events = [e for e in run.state.task_events(task) if e.seq <= session.position]
-    failure = next((e for e in reversed(events) if e.status in FAILURE_STATUSES), None)
     if failure is not None and failure.error:
         sections.append(("error", failure.error))
         if failure.traceback:
             sections.append(("traceback", failure.traceback))
+    if snapshot.has_output(task):
+        sections.append(("output", snapshot.output(task)))
+    sections.append(("inputs", {"payload": session.payload, "results": seen}))
+    sections.append(("spec", spec))
     origin = _origin(session)
     timings = [_timing(e, origin) for e in events if e.status is not Status.RUNNING]
     if timings:

@@ -174,7 +174,7 @@ class Session:
             if event.seq > position:
                 break
             attempts = max(attempts, event.attempt)
-            if event.duration is not None and event.status is not Status.RUNNING:
+            if event.attempt and event.duration is not None and event.status is not Status.RUNNING:
                 duration = (duration or 0.0) + event.duration
         return attempts, duration
 
