@@ -8,6 +8,7 @@ from pathlib import Path
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
 from ..engine.clock import Clock
@@ -75,6 +76,18 @@ class HarnessApp(App[None]):
         if self.store_problem:
             self.notify(self.store_problem, title="Run store", severity="warning")
 
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
+        """Notifications carry file paths, task names and error text: never parse markup."""
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
+
     def _load_keymap(self) -> None:
         path = keymap_path()
         if not path.is_file():
@@ -92,7 +105,11 @@ class HarnessApp(App[None]):
         for source in (self.screen, self):
             for binding in source.BINDINGS:
                 if isinstance(binding, Binding) and binding.id:
-                    rows.append((binding.key, binding.description, binding.id))
+                    keys = ", ".join(
+                        self.get_key_display(Binding(key.strip(), binding.action))
+                        for key in binding.key.split(",")
+                    )
+                    rows.append((keys, binding.description, binding.id))
         self.push_screen(HelpModal(rows, str(keymap_path())))
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:

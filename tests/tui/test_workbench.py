@@ -297,3 +297,12 @@ async def test_live_runs_are_recorded_and_can_be_resumed_from_the_store(tmp_path
     assert result.exit_code == 0, result.output
     (row,) = RunStore(db).runs()
     assert row["status"] == "succeeded" and row["tasks_done"] == 4
+
+
+async def test_error_text_with_brackets_is_shown_verbatim(tmp_path: Path) -> None:
+    wf = tmp_path / "dates.yaml"
+    wf.write_text("name: dates\npayload: {x: [1, 2026-01-01]}\ntasks:\n  a: {run: builtin:echo}\n")
+    app = make_app(wf)
+    async with app.run_test(size=SIZE):
+        text = str(app.screen.query_one("#errors").render())
+        assert "payload.x[1]: date is not a JSON value (quote it to keep it a string)" in text

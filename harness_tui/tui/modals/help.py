@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -28,7 +29,8 @@ class HelpModal(ModalScreen[None]):
                 f"{key:>10}  {description:<34} {binding_id}"
                 for key, description, binding_id in self.rows
             ]
-            yield Static("\n".join(lines), id="help-keys")
+            # Plain text: "[" and "]" are keys here, not markup.
+            yield Static(Text("\n".join(lines)), id="help-keys")
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -60,7 +61,7 @@ class OpenFileModal(ModalScreen[Path | None]):
         shown = [p for p in self._paths if text.lower() in str(p).lower()]
         if not shown:
             return [Option("no matching files", disabled=True)]
-        return [Option(self._label(p), id=str(p)) for p in shown]
+        return [Option(Text(self._label(p)), id=str(p)) for p in shown]
 
     def _label(self, path: Path) -> str:
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -56,11 +57,11 @@ class PayloadModal(ModalScreen[Any]):
             value = json.loads(text)
             check_json(value, "payload")
         except json.JSONDecodeError as exc:
-            error.update(f"not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")
+            error.update(Text(f"not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"))
             error.add_class("-error")
             return
         except CanonicalError as exc:
-            error.update(str(exc))
+            error.update(Text(str(exc)))
             error.add_class("-error")
             return
         self.dismiss(value)

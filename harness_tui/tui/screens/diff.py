@@ -68,7 +68,7 @@ class DiffScreen(Screen[None]):
             ("m2", " "),
             ("new", str(self.new.path)),
         ):
-            table.add_column(label, key=key)
+            table.add_column(Text(label), key=key)
         for i, row in enumerate(self.diff.rows):
             role = KIND_ROLE.get(row.kind)
             style = variables.get(role, "") if role else ""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -98,11 +99,9 @@ class WorkbenchScreen(FileActions, Screen[None]):
         if error is None:
             errors.update("Nothing open. Press o to open a workflow or a run export.")
         else:
-            errors.update(
-                f"Cannot open {error.path}:\n\n"
-                + "\n".join(error.lines)
-                + "\n\no: open another file · R: reload"
-            )
+            text = f"Cannot open {error.path}:\n\n" + "\n".join(error.lines)
+            # Plain text: error lines quote paths like payload.x[1], which are not markup.
+            errors.update(Text(text + "\n\no: open another file · R: reload"))
         errors.display = True
         self.query_one("#panes").display = False
         self.query_one(RunHeader).update_from(None)
