@@ -84,7 +84,7 @@ def test_schema_and_generate() -> None:
     code, out, _ = invoke("schema", "workflow")
     assert code == 0 and json.loads(out)["title"] == "harness-tui workflow"
     code, out, _ = invoke("schema", "run")
-    assert code == 0 and "RunExport" in json.loads(out)["title"] + "RunExport"
+    assert code == 0 and json.loads(out)["title"] == "harness-tui run export"
     code, out, _ = invoke("generate", "--tasks", "5", "--shape", "chain")
     assert code == 0 and out.count("run: builtin:echo") == 5
 

@@ -306,3 +306,39 @@ async def test_error_text_with_brackets_is_shown_verbatim(tmp_path: Path) -> Non
     async with app.run_test(size=SIZE):
         text = str(app.screen.query_one("#errors").render())
         assert "payload.x[1]: date is not a JSON value (quote it to keep it a string)" in text
+
+
+async def test_break_on_failure_pauses_after_the_failing_task(posted: list[str]) -> None:
+    app = make_app(ROOT / "tests/tui/data/flaky_pipeline.yaml")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f", "c")
+        await settle(pilot)
+        run = workbench(app).session.run  # type: ignore[union-attr]
+        assert posted[-1] == "RunPaused"
+        assert not run.finished
+        assert run.state.status("transform").value == "failed"  # type: ignore[union-attr]
+        assert workbench(app).selected == "transform"
+        await pilot.press("c")
+        await settle(pilot)
+        assert run.finished and run.status.value == "failed"
+
+
+async def test_open_dialog_opens_the_chosen_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "workflows").mkdir()
+    (tmp_path / "workflows" / "one.yaml").write_text(
+        "name: one\ntasks:\n  a: {run: builtin:echo}\n"
+    )
+    (tmp_path / "notes.json").write_text('{"not": "an export"}')
+    monkeypatch.chdir(tmp_path)
+    app = make_app(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        options = app.screen.query_one("#open-list")
+        labels = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]  # type: ignore[attr-defined]
+        assert labels == ["◆ workflow  workflows/one.yaml"]  # notes.json is not an export
+        await pilot.press("enter")
+        await pilot.pause()
+        session = workbench(app).session
+        assert session is not None and session.workflow.name == "one"
