@@ -17,7 +17,7 @@ class _Group(click.Group):
     def resolve_command(
         self, ctx: click.Context, args: list[str]
     ) -> tuple[str | None, click.Command | None, list[str]]:
-        if args and args[0] not in self.commands and not args[0].startswith("-"):
+        if args and args[0] not in self.commands and args[0] not in ("-h", "--help", "--version"):
             return super().resolve_command(ctx, ["open", *args])
         return super().resolve_command(ctx, args)
 
@@ -25,7 +25,8 @@ class _Group(click.Group):
 @click.group(
     cls=_Group,
     invoke_without_command=True,
-    context_settings={"help_option_names": ["-h", "--help"]},
+    # Unknown options (harness-tui --no-store) are the workbench's: pass them on to `open`.
+    context_settings={"help_option_names": ["-h", "--help"], "ignore_unknown_options": True},
 )
 @click.version_option(__version__, prog_name="harness-tui")
 @click.pass_context

@@ -145,3 +145,26 @@ def test_sigkill_then_resume_equals_the_uninterrupted_run(
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         status, digest = conn.execute("SELECT status, run_digest FROM runs").fetchone()
     assert (status, digest) == ("succeeded", expected)
+
+
+def test_export_a_stored_run_redacted(tmp_path: Path) -> None:
+    db = str(tmp_path / "runs.db")
+    runner = CliRunner()
+    assert (
+        runner.invoke(
+            cli, ["run", str(ROOT / "workflows/user_profile.yaml"), "--store", db, "-q"]
+        ).exit_code
+        == 0
+    )
+    (row,) = json.loads(runner.invoke(cli, ["runs", "--store", db, "--json"]).stdout)
+    out = tmp_path / "redacted.json"
+    result = runner.invoke(
+        cli, ["export", row["id"], str(out), "--store", db, "--redact", "user_id"]
+    )
+    assert result.exit_code == 0, result.output
+    record = RunRecord.read(out)
+    assert record.redacted == ["user_id"]
+    assert record.payload == {"user_id": record.payload["user_id"]}
+    assert record.payload["user_id"].startswith("<redacted sha256:")
+    assert record.digests["run"] == row["run_digest"]
+    assert record.status == "succeeded"
