@@ -100,3 +100,18 @@ def test_plan_does_not_import_textual_and_starts_fast() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
     )
     assert result.stdout.strip().endswith("NO-TEXTUAL")
+
+
+def test_verify_across_hash_seeds(tmp_path: Path) -> None:
+    code, out, _ = invoke("verify", str(ROOT / "workflows/user_profile.yaml"), "--runs", "3")
+    assert code == 0
+    assert out.startswith("deterministic: 3 runs under different hash seeds agree")
+    (tmp_path / "seeded_by_hash.py").write_text(
+        "def pick(inputs):\n    return sorted({'a', 'b', 'c', 'd', 'e'}, key=hash)[0]\n"
+    )
+    wf = tmp_path / "wf.yaml"
+    wf.write_text("name: hashy\ntasks:\n  pick: {run: 'seeded_by_hash:pick'}\n")
+    code, out, _ = invoke("verify", str(wf), "--runs", "4")
+    assert code == 1
+    assert out.startswith("not deterministic: run ")
+    assert "task pick" in out and "output_digest" in out

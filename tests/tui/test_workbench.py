@@ -342,3 +342,24 @@ async def test_open_dialog_opens_the_chosen_file(
         await pilot.pause()
         session = workbench(app).session
         assert session is not None and session.workflow.name == "one"
+
+
+async def test_pause_stops_a_continuing_run_after_the_current_task(
+    tmp_path: Path, posted: list[str]
+) -> None:
+    wf = tmp_path / "slow.yaml"
+    tasks = "".join(
+        f"  s{i}: {{run: builtin:sleep, with: {{seconds: 0.1}}{', depends_on: [s%d]' % (i - 1) if i else ''}}}\n"
+        for i in range(20)
+    )
+    wf.write_text("name: slow\ntasks:\n" + tasks)
+    app = make_app(wf, clock=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("c")
+        await pilot.pause(0.35)
+        await pilot.press("p")
+        await settle(pilot)
+        run = workbench(app).session.run  # type: ignore[union-attr]
+        assert posted[-1] == "RunPaused"
+        assert 0 < run.cursor < 20 and not run.finished
+        assert any("paused" in n.message for n in app._notifications)
