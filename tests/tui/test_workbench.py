@@ -348,10 +348,12 @@ async def test_pause_stops_a_continuing_run_after_the_current_task(
     tmp_path: Path, posted: list[str]
 ) -> None:
     wf = tmp_path / "slow.yaml"
-    tasks = "".join(
-        f"  s{i}: {{run: builtin:sleep, with: {{seconds: 0.1}}{', depends_on: [s%d]' % (i - 1) if i else ''}}}\n"
-        for i in range(20)
-    )
+    lines = ["  s0: {run: builtin:sleep, with: {seconds: 0.1}}"]
+    lines += [
+        f"  s{i}: {{run: builtin:sleep, with: {{seconds: 0.1}}, depends_on: [s{i - 1}]}}"
+        for i in range(1, 20)
+    ]
+    tasks = "\n".join(lines) + "\n"
     wf.write_text("name: slow\ntasks:\n" + tasks)
     app = make_app(wf, clock=None)
     async with app.run_test(size=SIZE) as pilot:
