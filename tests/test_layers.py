@@ -6,12 +6,22 @@ from __future__ import annotations
 import subprocess
 import sys
 
+from pathlib import Path
+
 import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
 
 HEADLESS = [
     "harness_tui",
     "harness_tui.engine.orchestrator",
     "harness_tui.engine.harness",
+    "harness_tui.engine.diff",
+    "harness_tui.workflow.loader",
+    "harness_tui.workflow.sources",
+    "harness_tui.records.export",
+    "harness_tui.records.store",
+    "harness_tui.records.replay",
 ]
 
 
@@ -21,7 +31,23 @@ def test_headless_modules_do_not_load_textual(module: str) -> None:
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
-    assert result.stdout.split() == ["False", "False"]
+    textual_loaded, rich_loaded = result.stdout.split()
+    assert textual_loaded == "False"
+    if module.startswith(("harness_tui.engine", "harness_tui.records", "harness_tui.workflow")):
+        assert rich_loaded == "False"
+
+
+def test_the_cli_loads_textual_only_for_the_workbench() -> None:
+    code = (
+        "import sys, contextlib\nfrom harness_tui.cli import cli\n"
+        "with contextlib.suppress(SystemExit):\n"
+        "    cli(['validate', 'workflows/user_profile.yaml'], standalone_mode=False)\n"
+        "print('textual' in sys.modules)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert result.stdout.strip().endswith("False")
 
 
 def test_engine_imports_only_the_standard_library() -> None:
