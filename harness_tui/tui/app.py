@@ -30,6 +30,7 @@ PALETTE = (
     ("breakpoint: Break on failure", "Pause whenever a task fails", "toggle_break_on_failure"),
     ("time: Back", "Show the state one event earlier", "back"),
     ("time: Forward", "Show the state one event later", "forward"),
+    ("task: Find", "Jump to a task by name", "find"),
     ("file: Open", "Open a workflow or a run export", "open"),
     ("file: Reload", "Reload the workflow from disk and show the plan changes", "reload"),
     ("file: Export run", "Write the run to a JSON export", "export"),

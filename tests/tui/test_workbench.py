@@ -365,3 +365,16 @@ async def test_pause_stops_a_continuing_run_after_the_current_task(
         assert posted[-1] == "RunPaused"
         assert 0 < run.cursor < 20 and not run.finished
         assert any("paused" in n.message for n in app._notifications)
+
+
+async def test_find_a_task_by_name() -> None:
+    app = make_app(ROOT / "workflows/etl_fanout.yaml")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("slash")
+        await pilot.pause()
+        await pilot.press(*"p07")
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert workbench(app).selected == "transform_p07"
+        assert app.screen.query_one(DagView).selected == "transform_p07"

@@ -20,6 +20,7 @@ from textual.worker import Worker, get_current_worker
 from ..driver import drive
 from ..inspection import event_sections, task_sections
 from ..messages import RunCompleted, RunPaused, StepFinished
+from ..modals.find_task import FindTaskModal
 from ..session import OpenError, Session
 from ..widgets.dag_view import DagView
 from ..widgets.inspector import Inspector
@@ -53,6 +54,7 @@ class WorkbenchScreen(FileActions, Screen[None]):
         Binding("o", "open", "Open", show=False, id="open-file"),
         Binding("s", "stop", "Stop task", show=False, id="stop-task"),
         Binding("d", "diff", "Diff", show=False, id="diff-workflow"),
+        Binding("slash", "find", "Find task", show=False, id="find-task"),
     ]
 
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
@@ -317,6 +319,16 @@ class WorkbenchScreen(FileActions, Screen[None]):
         on_now = self.session.toggle_breakpoint(self.selected)
         self.notify(f"breakpoint {'set on' if on_now else 'removed from'} {self.selected}")
         self._refresh_markers({self.selected})
+
+    def action_find(self) -> None:
+        if self.session is None:
+            return
+
+        def found(task: str | None) -> None:
+            if task is not None:
+                self._select(task)
+
+        self.app.push_screen(FindTaskModal(self.session.run.plan.names), found)
 
     def action_toggle_break_on_failure(self) -> None:
         if self.session is None:
