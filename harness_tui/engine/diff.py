@@ -80,10 +80,12 @@ class TaskChange:
 
     @property
     def id_changed(self) -> bool:
+        """The task id differs between versions (the payload changed)."""
         return self.old_id is not None and self.new_id is not None and self.old_id != self.new_id
 
     @property
     def level_changed(self) -> bool:
+        """The task sits at another depth of the DAG."""
         return (
             self.old_level is not None
             and self.new_level is not None
@@ -91,6 +93,7 @@ class TaskChange:
         )
 
     def to_json(self) -> dict[str, Any]:
+        """The change as a JSON object."""
         return {
             "task": self.task, "kind": self.kind, "fields": self.fields, "moved": self.moved,
             "old_index": self.old_index, "new_index": self.new_index,
@@ -110,11 +113,13 @@ class PlanRow:
 
     @property
     def task(self) -> str:
+        """The row's task name."""
         step = self.new or self.old
         assert step is not None
         return step.task
 
     def to_json(self) -> dict[str, Any]:
+        """The row as a JSON object."""
         return {
             "kind": self.kind,
             "old": None if self.old is None else self.old._asdict(),
@@ -133,6 +138,7 @@ class PlanDiff:
 
     @property
     def counts(self) -> dict[str, int]:
+        """How many tasks of each kind."""
         counts = dict.fromkeys(KINDS, 0)
         for change in self.tasks.values():
             counts[change.kind] += 1
@@ -140,6 +146,7 @@ class PlanDiff:
 
     @property
     def identical(self) -> bool:
+        """Same plan and no task changed."""
         return self.old_digest == self.new_digest and all(
             c.kind == "unchanged" for c in self.tasks.values()
         )
@@ -152,6 +159,7 @@ class PlanDiff:
         )
 
     def summary_line(self) -> str:
+        """``2 added, 1 removed, 3 moved, 1 changed`` (plus task id changes, if any)."""
         counts = self.counts
         parts = [f"{counts[k]} {k}" for k in ("added", "removed", "moved", "changed")]
         ids = sum(1 for c in self.tasks.values() if c.id_changed)
@@ -160,6 +168,7 @@ class PlanDiff:
         return ", ".join(parts)
 
     def to_json(self) -> dict[str, Any]:
+        """The whole diff as JSON (see :meth:`to_text` for the canonical text)."""
         return {
             "identical": self.identical,
             "old_plan_digest": self.old_digest,
