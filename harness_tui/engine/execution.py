@@ -95,10 +95,11 @@ class StepExecution:
 
     def _execute(self, step: PlanStep) -> Status:
         """Run one plan step to its final status."""
-        node = self.graph[step.task]
-        verdict = self._verdict(node)
-        if verdict is not None:
-            return self._emit(step, verdict, 0).status
+        node = self.graph.nodes[step.task]
+        if node.depends_on:
+            verdict = self._verdict(node)
+            if verdict is not None:
+                return self._emit(step, verdict, 0).status
         if node.when is not None:
             truth = self._condition(node)
             if isinstance(truth, dict):
