@@ -28,11 +28,9 @@ def _load(spec: str) -> Workflow:
 
 
 def _is_export(spec: str) -> bool:
-    path = Path(spec)
-    if path.suffix.lower() != ".json" or not path.is_file():
-        return False
-    with path.open("rb") as handle:
-        return b'"harness-run"' in handle.read(65536)
+    from ..records.export import is_run_export
+
+    return is_run_export(Path(spec))
 
 
 @cli.command()

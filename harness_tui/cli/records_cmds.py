@@ -229,29 +229,13 @@ def runs(store_path: str | None, as_json: bool) -> None:
 def export(run_id: str, file: str, fmt: str, redact: str, store_path: str | None) -> None:
     """Export a stored run to a JSON file (written atomically)."""
     from ..records.errors import RecordError
-    from ..records.export import RunRecord
 
     store = _open_store(store_path)
     try:
-        record = store.export(run_id)
+        record = store.export(run_id, redact=[k for k in redact.split(",") if k])
     except RecordError as exc:
         die(str(exc))
-    keys = [k for k in redact.split(",") if k]
-    if keys:
-        document = record.document
-        record = RunRecord.from_run(
-            _restored(store, run_id), record.workflow, run_id=run_id, redact=keys
-        )
-        record.document["status"] = document["status"]
     _write_export(record, file, fmt)
-
-
-def _restored(store: RunStore, run_id: str) -> Run:
-    from ..engine.orchestrator import TaskOrchestrator
-
-    stored = store.load(run_id)
-    orchestrator = TaskOrchestrator(stored.workflow.graph, on_failure=stored.workflow.on_failure)
-    return orchestrator.resume(json.loads(stored.payload_text), stored.events, stored.outputs)
 
 
 @cli.command()

@@ -55,15 +55,7 @@ class RunState:
         """Append an event; its ``seq`` must be the next position."""
         if event.seq != len(self.events):
             raise ValueError(f"event seq {event.seq} out of order (expected {len(self.events)})")
-        self.events.append(event)
-        seqs = self._by_task.get(event.task)
-        if seqs is None:
-            self._by_task[event.task] = [event.seq]
-        else:
-            seqs.append(event.seq)
-        self._latest[event.task] = event.status
-        if event.input_digest is not None:
-            self._input_digests[event.task] = event.input_digest
+        self.append_next(event)
 
     def append_next(self, event: TraceEvent) -> None:
         """:meth:`append` for an event the caller numbered ``len(self)`` itself (hot path)."""

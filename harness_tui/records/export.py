@@ -31,7 +31,7 @@ from ..workflow.loader import Workflow, parse_workflow
 from .errors import RecordError
 from .model import FORMAT, FORMAT_VERSION, RunExport
 
-__all__ = ["MAX_EXPORT_BYTES", "RunRecord", "atomic_write"]
+__all__ = ["MAX_EXPORT_BYTES", "RunRecord", "atomic_write", "is_run_export"]
 
 MAX_EXPORT_BYTES = 256 * 1024 * 1024
 _PACKAGES = ("textual", "rich", "pyyaml", "click", "pydantic", "jmespath")
@@ -59,6 +59,19 @@ def atomic_write(path: str | Path, text: str) -> None:
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
+
+
+def is_run_export(path: Path) -> bool:
+    """Whether ``path`` is a ``.json`` file that declares itself a harness-run export (a cheap
+    look at its first 64 KiB, for listings and argument sniffing; :meth:`RunRecord.read`
+    does the real checking)."""
+    if path.suffix.lower() != ".json":
+        return False
+    try:
+        with path.open("rb") as handle:
+            return b'"harness-run"' in handle.read(65536)
+    except OSError:
+        return False
 
 
 def _environment() -> dict[str, Any]:

@@ -12,7 +12,7 @@ import json
 import secrets
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -271,34 +271,35 @@ class RunStore:
         )
         return StoredRun(run_id, workflow, payload_text, events, outputs, status, done, total)
 
-    def resume(
-        self, run_id: str, *, executor: Executor | None = None, clock: Clock | None = None
-    ) -> tuple[Workflow, Run]:
-        """Rebuild a stored run, attached to the store, ready to continue."""
-        stored = self.load(run_id)
+    def _restore(
+        self, stored: StoredRun, executor: Executor | None = None, clock: Clock | None = None
+    ) -> Run:
+        """The stored run rebuilt in memory; ``resume()`` restores, it executes nothing."""
         orchestrator = TaskOrchestrator(
             stored.workflow.graph,
             executor=executor,
             clock=clock,
             on_failure=stored.workflow.on_failure,
         )
-        payload = json.loads(stored.payload_text)
-        run = orchestrator.resume(payload, stored.events, stored.outputs)
+        return orchestrator.resume(json.loads(stored.payload_text), stored.events, stored.outputs)
+
+    def resume(
+        self, run_id: str, *, executor: Executor | None = None, clock: Clock | None = None
+    ) -> tuple[Workflow, Run]:
+        """Rebuild a stored run, attached to the store, ready to continue."""
+        stored = self.load(run_id)
+        run = self._restore(stored, executor, clock)
         # Events of a task that never finished were not stored; nothing to delete.
         self.attach(run, run_id)
         return stored.workflow, run
 
-    def export(self, run_id: str) -> RunRecord:
-        """A stored run as an export (replaying the stored events without running code)."""
+    def export(self, run_id: str, redact: Iterable[str] = ()) -> RunRecord:
+        """A stored run as an export (no code runs), with ``redact``'s keys redacted."""
         stored = self.load(run_id)
-        orchestrator = TaskOrchestrator(
-            stored.workflow.graph, on_failure=stored.workflow.on_failure
-        )
-        # resume() restores the recorded state without executing anything.
-        run = orchestrator.resume(json.loads(stored.payload_text), stored.events, stored.outputs)
+        run = self._restore(stored)
         if stored.status in ("cancelled", "succeeded", "failed"):
             run.status = RunStatus(stored.status)
-        return RunRecord.from_run(run, stored.workflow, run_id=run_id)
+        return RunRecord.from_run(run, stored.workflow, run_id=run_id, redact=redact)
 
     def integrity_check(self) -> str:
         """SQLite's own check: ``ok`` when the file is sound."""

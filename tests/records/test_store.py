@@ -168,3 +168,29 @@ def test_export_a_stored_run_redacted(tmp_path: Path) -> None:
     assert record.payload["user_id"].startswith("<redacted sha256:")
     assert record.digests["run"] == row["run_digest"]
     assert record.status == "succeeded"
+
+
+def test_a_cancelled_stored_run_exports_redacted_with_a_valid_checksum(tmp_path: Path) -> None:
+    import threading
+
+    from harness_tui.engine.executors import SerialExecutor
+    from harness_tui.workflow.loader import parse_workflow
+
+    workflow = parse_workflow(
+        "name: hang\npayload: {secret: s3}\ntasks:\n"
+        "  slow: {run: builtin:sleep, with: {seconds: 30}}\n"
+        "  after: {run: builtin:echo, depends_on: [slow]}\n"
+    )
+    store = RunStore(tmp_path / "runs.db")
+    run = TaskOrchestrator(workflow.graph, executor=SerialExecutor(isolate=True)).start(
+        workflow.payload
+    )
+    run_id = store.record(run, workflow)
+    threading.Timer(0.2, run.cancel).start()
+    run.run_to_end()
+    store.finish(run, run_id)
+    out = tmp_path / "cancelled.json"
+    store.export(run_id, redact=["secret"]).write(out)
+    record = RunRecord.read(out)  # the checksum covers the status it carries
+    assert record.status == "cancelled"
+    assert record.payload["secret"].startswith("<redacted sha256:")

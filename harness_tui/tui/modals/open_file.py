@@ -12,6 +12,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 
+from ...records.export import is_run_export
+
 PATTERNS = ("*.yaml", "*.yml", "*.json")
 SKIP = {".git", ".venv", "node_modules", "__pycache__", ".mypy_cache", ".ruff_cache"}
 
@@ -27,18 +29,10 @@ def candidates(root: Path, limit: int = 500) -> list[Path]:
                 for path in base.glob(depth + pattern):
                     if SKIP.intersection(path.relative_to(root).parts) or not path.is_file():
                         continue
-                    if path.suffix == ".json" and not _is_export(path):
+                    if path.suffix == ".json" and not is_run_export(path):
                         continue
                     found.add(path)
     return sorted(found, key=lambda p: (p.suffix == ".json", str(p)))[:limit]
-
-
-def _is_export(path: Path) -> bool:
-    try:
-        with path.open("rb") as handle:
-            return b'"harness-run"' in handle.read(65536)
-    except OSError:
-        return False
 
 
 class OpenFileModal(ModalScreen[Path | None]):

@@ -147,7 +147,7 @@ class WorkbenchScreen(FileActions, Screen[None]):
         dag = self.query_one(DagView)
         new_next = self._next_task()
         dag.next_task = new_next
-        self.query_one(PlanTable).refresh_tasks(tasks, session.breakpoints, new_next)
+        self.query_one(PlanTable).refresh_markers(session.breakpoints, new_next)
         dag.refresh()
         self.query_one(RunHeader).update_from(session, running=self._run_active)
         if self.selected in tasks:

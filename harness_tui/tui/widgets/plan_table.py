@@ -79,10 +79,8 @@ class PlanTable(LineTable):
             (step.task_id[:8], "dim"),
         )
 
-    def refresh_tasks(
-        self, tasks: Collection[str], breakpoints: Collection[str], next_task: str | None
-    ) -> None:
-        """Statuses changed: redraw the visible rows (cheap; rows are drawn on demand)."""
+    def refresh_markers(self, breakpoints: Collection[str], next_task: str | None) -> None:
+        """Statuses or markers changed: redraw the visible rows (rows are drawn on demand)."""
         self.breakpoints = breakpoints
         self.next_task = next_task
         self.refresh()
