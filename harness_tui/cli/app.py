@@ -37,9 +37,11 @@ def cli(ctx: click.Context) -> None:
     headless, for scripts and CI.
     """
     if ctx.invoked_subcommand is None:
-        from .tui_cmds import open_workbench
-
-        open_workbench(None, None)
+        # The workbench with nothing open; `open` is registered by .tui_cmds, which imports
+        # this module (so looking it up here, not importing it, keeps the two acyclic).
+        command = cli.get_command(ctx, "open")
+        assert command is not None
+        ctx.invoke(command)
 
 
 @cli.command()

@@ -20,10 +20,9 @@ from .common import (
 
 if TYPE_CHECKING:
     from ..engine.events import TraceEvent
-    from ..engine.orchestrator import Run
     from ..records.export import RunRecord
+    from ..records.live import LiveRun
     from ..records.store import RunStore
-    from ..workflow.loader import Workflow
 
 store_option = click.option(
     "--store",
@@ -82,20 +81,27 @@ def _write_export(record: RunRecord, target: str, fmt: str) -> None:
     click.echo(f"exported: {target}", err=True)
 
 
-def _summary(run: Run, workflow: Workflow) -> None:
-    """Final statuses, the leaf outputs and the run digest, on stderr (stdout stays clean)."""
-    from collections import Counter
+def _summary(live: LiveRun) -> None:
+    """Final statuses, final failures, the leaf outputs and the run digest, on stderr (stdout
+    stays clean for ``--export -``)."""
+    summary = live.summary()
+    parts = ", ".join(f"{n} {status}" for status, n in summary.counts.items())
+    click.echo(f"{summary.workflow}: {summary.status} ({parts})", err=True)
+    for task, error in summary.failures:
+        click.echo(f"  {task}: {error.get('type')}: {error.get('message')}", err=True)
+    click.echo(json.dumps(summary.outputs, indent=2, ensure_ascii=False), err=True)
+    click.echo(f"run digest: {summary.digest}", err=True)
+    if live.problem:
+        click.echo(f"warning: {live.problem}", err=True)
 
-    counts = Counter(run.state.status(step.task) for step in run.plan)
-    parts = ", ".join(f"{n} {status}" for status, n in sorted(counts.items(), key=str))
-    click.echo(f"{workflow.name}: {run.status.value} ({parts})", err=True)
-    for event in run.events:
-        if event.status.value in ("failed", "timed_out") and run.ends_task(event) and event.error:
-            click.echo(f"  {event.task}: {event.error['type']}: {event.error['message']}", err=True)
-    leaves = [s.task for s in run.plan if not workflow.graph.dependents(s.task)]
-    final = {name: run.state.commits[name].value() for name in leaves if name in run.state.commits}
-    click.echo(json.dumps(final, indent=2, ensure_ascii=False), err=True)
-    click.echo(f"run digest: {run.digest}", err=True)
+
+def _finish(live: LiveRun, quiet: bool, export_to: str | None, fmt: str, redact: str) -> None:
+    """Summary, export, exit code: the end of ``run`` and ``resume``."""
+    if not quiet:
+        _summary(live)
+    if export_to:
+        _write_export(live.export(redact=[k for k in redact.split(",") if k]), export_to, fmt)
+    sys.exit(EXIT_OK if live.run.status.value == "succeeded" else EXIT_FAILED)
 
 
 @cli.command()
@@ -122,15 +128,13 @@ def run(
     quiet: bool,
 ) -> None:
     """Run a workflow headless; exit 0 if it succeeded, 1 if it failed, 2 on invalid input."""
-    from ..engine.orchestrator import TaskOrchestrator
-    from ..records.export import RunRecord
+    from ..records.live import LiveRun
 
     workflow = load_or_die(file)
     value = parse_payload(payload, workflow.payload)
-    orchestrator = TaskOrchestrator(workflow.graph, on_failure=workflow.on_failure)
-    the_run = orchestrator.start(value)
     store = None if no_store else _open_store(store_path)
-    run_id = store.record(the_run, workflow) if store else None
+    live = LiveRun.start(workflow, value, store=store)
+    run_id = live.ensure_recorded()
     if run_id and not quiet:
         click.echo(f"run id: {run_id}", err=True)
     jsonl: IO[str] | None = None
@@ -145,36 +149,28 @@ def run(
             stream.write(event.canonical_text() + "\n")
             stream.flush()
 
-        the_run.add_listener(write_line)
+        live.run.add_listener(write_line)
     try:
-        _drive(the_run, quiet)
+        _drive(live, quiet)
     except KeyboardInterrupt:
-        if store and run_id:
+        if run_id:
             click.echo(f"interrupted; continue with: harness-tui resume {run_id}", err=True)
         sys.exit(130)
     finally:
         if jsonl:
             jsonl.close()
-    if store and run_id:
-        store.finish(the_run, run_id)
-        store.close()
-    if not quiet:
-        _summary(the_run, workflow)
-    if export_to:
-        keys = [k for k in redact.split(",") if k]
-        _write_export(
-            RunRecord.from_run(the_run, workflow, run_id=run_id, redact=keys), export_to, fmt
-        )
-    sys.exit(EXIT_OK if the_run.status.value == "succeeded" else EXIT_FAILED)
+    _finish(live, quiet, export_to, fmt, redact)
 
 
-def _drive(the_run: Run, quiet: bool) -> None:
+def _drive(live: LiveRun, quiet: bool) -> None:
+    """Drive the run to its end, with a progress bar on a terminal."""
     if quiet or not sys.stderr.isatty():
-        the_run.run_to_end()
+        live.drive()
         return
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
+    the_run = live.run
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -183,11 +179,15 @@ def _drive(the_run: Run, quiet: bool) -> None:
         transient=True,
     ) as progress:
         bar = progress.add_task("running", total=len(the_run.plan))
-        while not the_run.finished:
+
+        def advance(events: list[TraceEvent]) -> None:
             upcoming = the_run.next_step
             progress.update(bar, description=upcoming.task if upcoming else "")
-            the_run.step()
             progress.update(bar, completed=the_run.cursor)
+
+        live.driver.on_events = advance
+        live.driver.batch_seconds = 0.1
+        live.drive()
 
 
 @cli.command()
@@ -243,29 +243,25 @@ def export(run_id: str, file: str, fmt: str, redact: str, store_path: str | None
 @store_option
 @click.option("--export", "export_to", metavar="FILE|-", help="Write the run export here.")
 def resume(run_id: str, store_path: str | None, export_to: str | None) -> None:
-    """Continue a stored run from its last committed task."""
+    """Continue a stored run (interrupted or abandoned) from its last committed task."""
+    from ..engine.resume import ResumeError
     from ..records.errors import RecordError
-    from ..records.export import RunRecord
+    from ..records.live import LiveRun
 
     store = _open_store(store_path)
     try:
-        workflow, the_run = store.resume(run_id)
+        live = LiveRun.resume(store, run_id)
     except RecordError as exc:
         die(str(exc))
-    except ValueError as exc:  # ResumeError: the stored events do not fit the workflow
+    except ResumeError as exc:
         die(f"run {run_id}: {exc}")
+    the_run = live.run
     if the_run.finished:
         click.echo(f"run {run_id} had already finished: {the_run.status.value}", err=True)
     else:
         click.echo(f"resuming {run_id} at task {the_run.cursor + 1}/{len(the_run.plan)}", err=True)
-        _drive(the_run, quiet=False)
-    store.finish(the_run, run_id)
-    _summary(the_run, workflow)
-    if export_to:
-        _write_export(
-            RunRecord.from_run(the_run, workflow, run_id=run_id), export_to, "harness-run"
-        )
-    sys.exit(EXIT_OK if the_run.status.value == "succeeded" else EXIT_FAILED)
+        _drive(live, quiet=False)
+    _finish(live, False, export_to, "harness-run", "")
 
 
 @cli.command()

@@ -1,4 +1,8 @@
-"""Time, injected (I5): the engine never reads the wall clock or sleeps by itself."""
+"""Time, injected (I5): the engine never reads the wall clock or sleeps by itself.
+
+``now()`` is monotonic (retry intervals, timeouts, durations); ``wall()`` is epoch seconds for
+timestamps people read. Neither ever enters a digest.
+"""
 
 from __future__ import annotations
 
@@ -16,6 +20,10 @@ class Clock(Protocol):
         """Seconds on this clock's own scale (only differences are meaningful)."""
         ...
 
+    def wall(self) -> float:
+        """Epoch seconds (UTC), for timestamps shown to people."""
+        ...
+
     def sleep(self, seconds: float) -> None:
         """Wait ``seconds`` on this clock."""
         ...
@@ -31,6 +39,10 @@ class SystemClock:
     def now(self) -> float:
         """Monotonic seconds."""
         return time.monotonic()
+
+    def wall(self) -> float:
+        """The system's epoch time."""
+        return time.time()
 
     def sleep(self, seconds: float) -> None:
         """Sleep for real."""
@@ -52,11 +64,15 @@ class FakeClock:
     Args:
         start: the initial time.
         tick: how far :meth:`now` advances on each call, so durations are non-zero and stable.
+        epoch: what :meth:`wall` reads at fake time 0 (default 2026-01-01T00:00:00Z).
     """
 
-    def __init__(self, start: float = 0.0, tick: float = 0.0) -> None:
+    EPOCH = 1_767_225_600.0
+
+    def __init__(self, start: float = 0.0, tick: float = 0.0, epoch: float = EPOCH) -> None:
         self._now = start
         self._tick = tick
+        self._epoch = epoch
         self.sleeps: list[float] = []
 
     def now(self) -> float:
@@ -64,6 +80,10 @@ class FakeClock:
         value = self._now
         self._now = value + self._tick
         return value
+
+    def wall(self) -> float:
+        """The fixed epoch plus the fake time (reading it does not advance the clock)."""
+        return self._epoch + self._now
 
     def advance(self, seconds: float) -> None:
         """Move time forward."""

@@ -11,8 +11,18 @@ from enum import StrEnum
 from typing import Any, NamedTuple
 
 from .canonical import check_json, quote
+from .graph import TaskGraph
 
-__all__ = ["FINAL_STATUSES", "OUTPUT_STATUSES", "RunStatus", "Status", "TraceEvent"]
+__all__ = [
+    "FAILURE_STATUSES",
+    "FINAL_STATUSES",
+    "OUTPUT_STATUSES",
+    "RUN_FAILING_STATUSES",
+    "RunStatus",
+    "Status",
+    "TraceEvent",
+    "ends_task",
+]
 
 
 class Status(StrEnum):
@@ -32,8 +42,15 @@ OUTPUT_STATUSES = frozenset({Status.SUCCEEDED, Status.FALLBACK})
 """Final statuses that commit an output."""
 
 FINAL_STATUSES = frozenset(Status) - {Status.RUNNING}
+"""Statuses that can end a task (``running`` never does)."""
 
 FAILURE_STATUSES = frozenset({Status.FAILED, Status.TIMED_OUT})
+"""Statuses of an attempt that failed (a retry or the fallback may still follow)."""
+
+RUN_FAILING_STATUSES = frozenset(
+    {Status.FAILED, Status.TIMED_OUT, Status.UPSTREAM_FAILED, Status.CANCELLED}
+)
+"""Final task statuses that make the whole run fail."""
 
 
 class RunStatus(StrEnum):
@@ -61,6 +78,8 @@ class TraceEvent(NamedTuple):
         started_at: clock time the event began (not canonical).
         ended_at: clock time the event ended (not canonical).
         traceback: the formatted traceback of a failure (not canonical).
+        wall: epoch seconds when the event was recorded, from the clock's ``wall()`` (not
+            canonical: for people reading a timeline).
 
     A named tuple rather than a dataclass: a run of 100k tasks creates 200k of them, and tuple
     creation is several times cheaper.
@@ -77,6 +96,7 @@ class TraceEvent(NamedTuple):
     started_at: float | None = None
     ended_at: float | None = None
     traceback: str | None = None
+    wall: float | None = None
 
     @property
     def duration(self) -> float | None:
@@ -125,6 +145,8 @@ class TraceEvent(NamedTuple):
             data["ended_at"] = self.ended_at
         if self.traceback is not None:
             data["traceback"] = self.traceback
+        if self.wall is not None:
+            data["wall"] = self.wall
         return data
 
     @classmethod
@@ -145,4 +167,23 @@ class TraceEvent(NamedTuple):
             started_at=timing.get("started_at"),
             ended_at=timing.get("ended_at"),
             traceback=timing.get("traceback"),
+            wall=timing.get("wall"),
         )
+
+
+def ends_task(graph: TaskGraph, event: TraceEvent) -> bool:
+    """Whether ``event`` is its task's final event: no retry or fallback follows it.
+
+    A pure function of the task's retry and fallback settings, so a store or a reader can tell
+    task boundaries in a recorded trace without a run.
+    """
+    status = event.status
+    if status is Status.RUNNING:
+        return False
+    if status not in FAILURE_STATUSES:
+        return True
+    node = graph[event.task]
+    attempts = node.max_retries + 1
+    if event.attempt == 0 or event.attempt > attempts:
+        return True  # a condition error, or the fallback itself failed
+    return event.attempt == attempts and node.fallback is None

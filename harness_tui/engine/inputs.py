@@ -13,7 +13,7 @@ from .scheduler import PlanStep
 from .state import RunState
 
 if TYPE_CHECKING:
-    from .orchestrator import Run
+    from .context import RunContext
 
 __all__ = ["ResultsView", "TaskInputs"]
 
@@ -77,12 +77,12 @@ class TaskInputs(Mapping[str, Any]):
     and notice cancellation.
     """
 
-    __slots__ = ("_attempt", "_node", "_run", "_step", "_values")
+    __slots__ = ("_attempt", "_context", "_node", "_step", "_values")
 
     _KEYS = ("payload", "context", "params", "task")
 
-    def __init__(self, run: Run, node: TaskNode, step: PlanStep, attempt: int) -> None:
-        self._run = run
+    def __init__(self, context: RunContext, node: TaskNode, step: PlanStep, attempt: int) -> None:
+        self._context = context
         self._node = node
         self._step = step
         self._attempt = attempt
@@ -91,12 +91,12 @@ class TaskInputs(Mapping[str, Any]):
     @property
     def clock(self) -> Clock:
         """The run's clock (built-ins sleep through it)."""
-        return self._run.orchestrator.clock
+        return self._context.clock
 
     @property
     def cancelled(self) -> threading.Event:
         """Set when the user stops the run; long built-ins may poll it."""
-        return self._run._cancel
+        return self._context.cancelled
 
     @property
     def task(self) -> dict[str, Any]:
@@ -113,13 +113,13 @@ class TaskInputs(Mapping[str, Any]):
         values = self._values
         if key in values:
             return values[key]
-        run = self._run
+        context = self._context
         if key == "payload":
-            value: Any = loads(run.payload_text)
+            value: Any = loads(context.payload_text)
         elif key == "context":
-            value = {"results": ResultsView(run.graph, run.state, self._node.name)}
+            value = {"results": ResultsView(context.graph, context.state, self._node.name)}
         elif key == "params":
-            value = loads(run._params_text(self._node))
+            value = loads(context.params_text(self._node))
         elif key == "task":
             value = self.task
         else:

@@ -189,6 +189,12 @@ class Snapshot:
         """The task's latest event as of this snapshot."""
         return self._state.last_event(task, self._end - 1)
 
+    def task_events(self, task: str) -> list[TraceEvent]:
+        """The task's events as of this snapshot, in order."""
+        state, end = self._state, self._end
+        seqs = state._by_task.get(task, ())
+        return [state.events[i] for i in seqs[: bisect.bisect_left(seqs, end)]]
+
     def status(self, task: str) -> Status | None:
         """The task's status as of this snapshot, or None if it had no event yet."""
         event = self.last_event(task)

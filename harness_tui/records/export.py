@@ -125,10 +125,15 @@ class RunRecord:
         *,
         run_id: str | None = None,
         redact: Iterable[str] = (),
+        status: str | None = None,
     ) -> RunRecord:
-        """Capture a run (finished or not) with its workflow."""
+        """Capture a run (finished or not) with its workflow.
+
+        Args:
+            status: the run status to record instead of the run's own (a stored run's).
+        """
         keys = frozenset(redact)
-        results = {name: commit.value() for name, commit in run.state.commits.items()}
+        results = run.results
         payload = run.payload
         if keys:
             payload = _redact(payload, keys)
@@ -148,7 +153,7 @@ class RunRecord:
             "plan": run.plan.to_json(),
             "trace": run.canonical_trace(),
             "results": results,
-            "status": run.status.value,
+            "status": status or run.status.value,
             "digests": run.digests(),
             "redacted": sorted(keys),
             "timings": [event.timing() for event in run.events],

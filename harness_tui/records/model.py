@@ -69,6 +69,9 @@ class Timing(_Open):
     started_at: float | None = None
     ended_at: float | None = None
     traceback: str | None = None
+    wall: float | None = Field(
+        default=None, description="Epoch seconds when the event was recorded."
+    )
 
 
 class Digests(_Open):

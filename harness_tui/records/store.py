@@ -1,69 +1,98 @@
 """The run store: every run recorded as it happens, in SQLite (stdlib ``sqlite3``).
 
-WAL mode; one transaction per finished task (its events and its committed output together), so
-after a crash the store ends at a task boundary and :func:`resume` can go on from there. With
+WAL mode; one transaction per retired task (its events and its committed output together), so
+after a crash the store ends at a task boundary and a resume can go on from there. With
 ``synchronous=NORMAL`` a committed task survives the process being killed (only a power cut can
 lose the last transactions, never corrupt the file).
+
+The schema is versioned with ``PRAGMA user_version`` and upgraded by the ordered
+:data:`MIGRATIONS`; a store newer than this tool is refused with one line. Nothing outside this
+module knows SQL: every ``sqlite3.Error`` becomes a :class:`~.errors.StoreError`.
+
+Run statuses (DESIGN.md, "Store"): ``running`` while a live process holds the run's lease,
+``interrupted`` once that lease is gone (the process died: resumable), ``abandoned`` (left
+unfinished in the workbench: resumable), ``succeeded``, ``failed``, ``cancelled``.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import secrets
+import socket
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..engine.clock import Clock
-from ..engine.events import RunStatus, TraceEvent
+from ..engine.events import TraceEvent
 from ..engine.executors import Executor
-from ..engine.orchestrator import Run, TaskOrchestrator
+from ..engine.orchestrator import RetiredStep, Run, TaskOrchestrator
 from ..workflow.errors import WorkflowError
 from ..workflow.loader import Workflow, parse_workflow
-from .errors import RecordError
+from .errors import StoreError
 from .export import RunRecord
 
-__all__ = ["RunStore", "StoredRun", "default_store_path"]
+__all__ = ["MIGRATIONS", "RunStore", "StoreError", "StoredRun", "default_store_path"]
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS runs (
-    id TEXT PRIMARY KEY,
-    workflow_name TEXT NOT NULL,
-    workflow_path TEXT NOT NULL,
-    workflow_base TEXT,
-    workflow_source TEXT NOT NULL,
-    workflow_digest TEXT NOT NULL,
-    payload_text TEXT NOT NULL,
-    payload_digest TEXT NOT NULL,
-    plan_digest TEXT NOT NULL,
-    tasks_total INTEGER NOT NULL,
-    status TEXT NOT NULL,
-    run_digest TEXT,
-    started_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS events (
-    run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-    seq INTEGER NOT NULL,
-    final INTEGER NOT NULL,
-    canonical TEXT NOT NULL,
-    started_at REAL,
-    ended_at REAL,
-    traceback TEXT,
-    PRIMARY KEY (run_id, seq)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS outputs (
-    run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-    task TEXT NOT NULL,
-    text TEXT NOT NULL,
-    digest TEXT NOT NULL,
-    PRIMARY KEY (run_id, task)
-) WITHOUT ROWID;
-"""
+MIGRATIONS: tuple[str, ...] = (
+    # 1: the first schema (stores written before versioning have these tables at version 0).
+    """
+    CREATE TABLE IF NOT EXISTS runs (
+        id TEXT PRIMARY KEY,
+        workflow_name TEXT NOT NULL,
+        workflow_path TEXT NOT NULL,
+        workflow_base TEXT,
+        workflow_source TEXT NOT NULL,
+        workflow_digest TEXT NOT NULL,
+        payload_text TEXT NOT NULL,
+        payload_digest TEXT NOT NULL,
+        plan_digest TEXT NOT NULL,
+        tasks_total INTEGER NOT NULL,
+        status TEXT NOT NULL,
+        run_digest TEXT,
+        started_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS events (
+        run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        final INTEGER NOT NULL,
+        canonical TEXT NOT NULL,
+        started_at REAL,
+        ended_at REAL,
+        traceback TEXT,
+        PRIMARY KEY (run_id, seq)
+    ) WITHOUT ROWID;
+    CREATE TABLE IF NOT EXISTS outputs (
+        run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        task TEXT NOT NULL,
+        text TEXT NOT NULL,
+        digest TEXT NOT NULL,
+        PRIMARY KEY (run_id, task)
+    ) WITHOUT ROWID;
+    """,
+    # 2: leases (who is running a run, until when), wall-clock times beside the trace.
+    """
+    ALTER TABLE runs ADD COLUMN lease_owner TEXT;
+    ALTER TABLE runs ADD COLUMN lease_until REAL;
+    ALTER TABLE events ADD COLUMN wall REAL;
+    """,
+)
+"""Schema migrations in order; the store's ``user_version`` counts those applied."""
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+LEASE_SECONDS = 120.0
+"""How long a run's lease lasts without renewal (renewed as tasks retire). On the lease
+holder's own host the holder's process is checked directly, so a long task keeps its run."""
+
+RESUMABLE = ("interrupted", "abandoned")
+FINISHED = ("succeeded", "failed", "cancelled")
 
 
 def default_store_path() -> Path:
@@ -73,13 +102,42 @@ def default_store_path() -> Path:
     return Path(user_data_dir("harness-tui", appauthor=False)) / "runs.sqlite3"
 
 
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S%z")
+def _iso(epoch: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
 
 
-def new_run_id() -> str:
-    """A sortable, unique run id like ``20261129-101500-a1b2c3``."""
-    return f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
+def new_run_id(epoch: float | None = None) -> str:
+    """A sortable, unique run id like ``20261129-101500-a1b2c3`` (UTC)."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(time.time() if epoch is None else epoch))
+    return f"{stamp}-{secrets.token_hex(3)}"
+
+
+def lease_owner() -> str:
+    """This process, as a lease holder: ``host:pid``."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _lease_live(owner: str | None, until: float | None) -> bool:
+    if not owner:
+        return False
+    host, _, pid = owner.rpartition(":")
+    if host == socket.gethostname() and pid.isdigit():
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+    return until is not None and until > time.time()
+
+
+def effective_status(status: str, owner: str | None, until: float | None) -> str:
+    """A stored status as people should read it: ``running`` without a live lease is
+    ``interrupted``."""
+    if status == "running" and not _lease_live(owner, until):
+        return "interrupted"
+    return status
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,21 +155,56 @@ class StoredRun:
 
 
 class RunStore:
-    """A SQLite file of runs. Safe to use from one thread at a time (the TUI's run worker)."""
+    """A SQLite file of runs. Safe to use from one thread at a time (the TUI's run worker).
+
+    Raises:
+        StoreError: the file cannot be opened, or its schema is newer than this tool.
+    """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"{self.path}: cannot open the run store: {exc}") from None
+        with self._guard("cannot open the run store"):
             self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.executescript(SCHEMA)
-        except (sqlite3.Error, OSError) as exc:
-            raise RecordError(f"{self.path}: cannot open the run store: {exc}") from None
+            self._migrate()
+
+    @contextmanager
+    def _guard(self, doing: str) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: {doing}: {exc}") from None
+
+    def _migrate(self) -> None:
+        version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.path}: the run store has schema version {version}, newer than this "
+                f"harness-tui understands ({SCHEMA_VERSION}); upgrade harness-tui or use "
+                "another --store"
+            )
+        for number in range(version, SCHEMA_VERSION):
+            with self._transaction() as db:
+                for statement in MIGRATIONS[number].split(";"):
+                    if statement.strip():
+                        db.execute(statement)
+                db.execute(f"PRAGMA user_version = {number + 1}")
+
+    @property
+    def schema_version(self) -> int:
+        """The schema version of the file (``PRAGMA user_version``)."""
+        with self._guard("cannot read"):
+            return int(self._db.execute("PRAGMA user_version").fetchone()[0])
 
     def close(self) -> None:
-        self._db.close()
+        """Close the file."""
+        with self._guard("cannot close"):
+            self._db.close()
 
     def __enter__(self) -> RunStore:
         return self
@@ -121,26 +214,34 @@ class RunStore:
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
-            yield self._db
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
+        with self._guard("cannot write"):
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
 
     # -- recording --------------------------------------------------------------------------
 
-    def record(self, run: Run, workflow: Workflow, run_id: str | None = None) -> str:
-        """Register a run and attach a listener that records it as it happens; return its id."""
+    def record(
+        self,
+        run: Run,
+        workflow: Workflow,
+        run_id: str | None = None,
+        on_error: Callable[[StoreError], None] | None = None,
+    ) -> str:
+        """Register a run, take its lease, and record it as it retires tasks; return its id."""
+        wall = run.clock.wall()
         run_id = run_id or new_run_id()
         base = str(Path(workflow.path).resolve().parent) if workflow.path != "<string>" else None
         with self._transaction() as db:
             db.execute(
                 "INSERT INTO runs (id, workflow_name, workflow_path, workflow_base, "
                 "workflow_source, workflow_digest, payload_text, payload_digest, plan_digest, "
-                "tasks_total, status, started_at, updated_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "tasks_total, status, started_at, updated_at, lease_owner, lease_until) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?)",
                 (
                     run_id,
                     workflow.name,
@@ -152,73 +253,118 @@ class RunStore:
                     run.payload_digest,
                     run.plan.digest,
                     len(run.plan),
-                    "running",
-                    _now(),
-                    _now(),
+                    _iso(wall),
+                    _iso(wall),
+                    lease_owner(),
+                    time.time() + LEASE_SECONDS,
                 ),
             )
-        self.attach(run, run_id)
+        self.attach(run, run_id, on_error)
         return run_id
 
-    def attach(self, run: Run, run_id: str) -> None:
-        """Record the future events of ``run`` under ``run_id``: one transaction per finished
-        task, holding its events and its committed output."""
-        pending: list[tuple[str, int, int, str, float | None, float | None, str | None]] = []
-        db = self._db
+    def attach(
+        self, run: Run, run_id: str, on_error: Callable[[StoreError], None] | None = None
+    ) -> None:
+        """Record every step ``run`` retires from now on under ``run_id``: one transaction
+        per task, holding its events and its committed output.
 
-        def on_event(event: TraceEvent) -> None:
-            final = run.ends_task(event)
-            pending.append(
-                (
-                    run_id,
-                    event.seq,
-                    int(final),
-                    event.canonical_text(),
-                    event.started_at,
-                    event.ended_at,
-                    event.traceback,
-                )
-            )
-            if not final:
+        Args:
+            on_error: called once if a write fails, after which recording stops; without it
+                the :class:`StoreError` propagates out of the run's step.
+        """
+        renew_at = time.time() + LEASE_SECONDS / 2
+        broken = False
+
+        def on_retire(retired: RetiredStep) -> None:
+            nonlocal renew_at, broken
+            if broken:
                 return
+            try:
+                self._write_step(run_id, retired)
+                now = time.time()
+                if now >= renew_at:
+                    renew_at = now + LEASE_SECONDS / 2
+                    self._renew(run_id, now + LEASE_SECONDS)
+            except StoreError as exc:
+                if on_error is None:
+                    raise
+                broken = True
+                on_error(exc)
+
+        run.on_retire(on_retire)
+
+    def _write_step(self, run_id: str, retired: RetiredStep) -> None:
+        last = len(retired.events) - 1
+        rows = [
+            (
+                run_id,
+                event.seq,
+                int(i == last),
+                event.canonical_text(),
+                event.started_at,
+                event.ended_at,
+                event.traceback,
+                event.wall,
+            )
+            for i, event in enumerate(retired.events)
+        ]
+        with self._guard("cannot record a task"):
+            db = self._db
             db.execute("BEGIN")
             try:
                 db.executemany(
                     "INSERT INTO events (run_id, seq, final, canonical, started_at, ended_at, "
-                    "traceback) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    pending,
+                    "traceback, wall) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    rows,
                 )
-                commit = run.state.commits.get(event.task)
-                if commit is not None and commit.seq == event.seq:
+                if retired.output is not None:
                     db.execute(
                         "INSERT INTO outputs (run_id, task, text, digest) VALUES (?, ?, ?, ?)",
-                        (run_id, event.task, commit.text, commit.digest),
+                        (run_id, retired.step.task, retired.output, retired.output_digest),
                     )
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
             db.execute("COMMIT")
-            pending.clear()
 
-        run.add_listener(on_event)
+    def _renew(self, run_id: str, until: float) -> None:
+        with self._transaction() as db:
+            db.execute("UPDATE runs SET lease_until = ? WHERE id = ?", (until, run_id))
 
     def finish(self, run: Run, run_id: str) -> None:
-        """Record the final status and digest of a run."""
+        """Record the final status and digest of a run and release its lease."""
         with self._transaction() as db:
             db.execute(
-                "UPDATE runs SET status = ?, run_digest = ?, updated_at = ? WHERE id = ?",
-                (run.status.value, run.digest if run.finished else None, _now(), run_id),
+                "UPDATE runs SET status = ?, run_digest = ?, updated_at = ?, lease_owner = NULL, "
+                "lease_until = NULL WHERE id = ?",
+                (
+                    run.status.value if run.finished else "abandoned",
+                    run.digest if run.finished else None,
+                    _iso(run.clock.wall()),
+                    run_id,
+                ),
+            )
+
+    def abandon(self, run_id: str) -> None:
+        """Mark an unfinished run left behind (resumable) and release its lease."""
+        with self._transaction() as db:
+            db.execute(
+                "UPDATE runs SET status = 'abandoned', updated_at = ?, lease_owner = NULL, "
+                "lease_until = NULL WHERE id = ? AND status = 'running'",
+                (_iso(time.time()), run_id),
             )
 
     # -- reading ----------------------------------------------------------------------------
 
     def runs(self) -> list[dict[str, Any]]:
-        """Every run, newest first."""
-        rows = self._db.execute(
-            "SELECT id, workflow_name, workflow_path, payload_digest, status, started_at, "
-            "(SELECT COUNT(*) FROM events WHERE run_id = runs.id AND final = 1), tasks_total, "
-            "run_digest FROM runs ORDER BY started_at DESC, id DESC"
-        ).fetchall()
+        """Every run, newest first, with its status as people should read it."""
+        with self._guard("cannot read"):
+            rows = self._db.execute(
+                "SELECT id, workflow_name, workflow_path, payload_digest, status, started_at, "
+                "(SELECT COUNT(*) FROM events WHERE run_id = runs.id AND final = 1), "
+                "tasks_total, run_digest, lease_owner, lease_until "
+                "FROM runs ORDER BY started_at DESC, id DESC"
+            ).fetchall()
         keys = (
             "id",
             "workflow",
@@ -230,51 +376,56 @@ class RunStore:
             "tasks_total",
             "run_digest",
         )
-        return [dict(zip(keys, row, strict=True)) for row in rows]
+        listed = []
+        for row in rows:
+            entry = dict(zip(keys, row[:9], strict=True))
+            entry["status"] = effective_status(row[4], row[9], row[10])
+            listed.append(entry)
+        return listed
 
     def load(self, run_id: str) -> StoredRun:
         """A stored run with its events and outputs.
 
         Raises:
-            RecordError: no such run, or its workflow no longer parses.
+            StoreError: no such run, its workflow no longer parses, or the file is unreadable.
         """
-        row = self._db.execute(
-            "SELECT workflow_path, workflow_base, workflow_source, payload_text, status, "
-            "(SELECT COUNT(*) FROM events WHERE run_id = runs.id AND final = 1), tasks_total "
-            "FROM runs WHERE id = ?",
-            (run_id,),
-        ).fetchone()
-        if row is None:
-            raise RecordError(f"no run {run_id!r} in {self.path}")
-        path, base, source, payload_text, status, done, total = row
+        with self._guard(f"cannot read run {run_id}"):
+            row = self._db.execute(
+                "SELECT workflow_path, workflow_base, workflow_source, payload_text, status, "
+                "(SELECT COUNT(*) FROM events WHERE run_id = runs.id AND final = 1), "
+                "tasks_total, lease_owner, lease_until FROM runs WHERE id = ?",
+                (run_id,),
+            ).fetchone()
+            if row is None:
+                raise StoreError(f"no run {run_id!r} in {self.path}")
+            path, base, source, payload_text, status, done, total, owner, until = row
+            events = [
+                TraceEvent.from_dicts(
+                    json.loads(canonical),
+                    {"started_at": started, "ended_at": ended, "traceback": tb, "wall": wall},
+                )
+                for canonical, started, ended, tb, wall in self._db.execute(
+                    "SELECT canonical, started_at, ended_at, traceback, wall FROM events "
+                    "WHERE run_id = ? ORDER BY seq",
+                    (run_id,),
+                )
+            ]
+            outputs = dict(
+                self._db.execute("SELECT task, text FROM outputs WHERE run_id = ?", (run_id,))
+            )
         try:
             workflow = parse_workflow(source, path, base=Path(base) if base else None)
         except WorkflowError as exc:
-            raise RecordError(
+            raise StoreError(
                 f"run {run_id}: stored workflow is invalid: {exc.problems[0]}"
             ) from None
-        events = [
-            TraceEvent.from_dicts(
-                json.loads(canonical),
-                {"started_at": started, "ended_at": ended, "traceback": traceback},
-            )
-            for canonical, started, ended, traceback in self._db.execute(
-                "SELECT canonical, started_at, ended_at, traceback FROM events "
-                "WHERE run_id = ? ORDER BY seq",
-                (run_id,),
-            )
-        ]
-        outputs = dict(
-            self._db.execute(
-                "SELECT task, text FROM outputs WHERE run_id = ?", (run_id,)
-            ).fetchall()
-        )
+        status = effective_status(status, owner, until)
         return StoredRun(run_id, workflow, payload_text, events, outputs, status, done, total)
 
     def _restore(
         self, stored: StoredRun, executor: Executor | None = None, clock: Clock | None = None
     ) -> Run:
-        """The stored run rebuilt in memory; ``resume()`` restores, it executes nothing."""
+        """The stored run rebuilt in memory; nothing executes."""
         orchestrator = TaskOrchestrator(
             stored.workflow.graph,
             executor=executor,
@@ -284,23 +435,49 @@ class RunStore:
         return orchestrator.resume(json.loads(stored.payload_text), stored.events, stored.outputs)
 
     def resume(
-        self, run_id: str, *, executor: Executor | None = None, clock: Clock | None = None
+        self,
+        run_id: str,
+        *,
+        executor: Executor | None = None,
+        clock: Clock | None = None,
+        attach: bool = True,
     ) -> tuple[Workflow, Run]:
-        """Rebuild a stored run, attached to the store, ready to continue."""
+        """Rebuild a stored run, take its lease and (with ``attach``) record it again, ready
+        to continue. A finished run comes back as it is.
+
+        Raises:
+            StoreError: no such run, or it is still running in a live process.
+            ResumeError: the stored events do not fit the stored workflow.
+        """
         stored = self.load(run_id)
+        if stored.status == "running":
+            raise StoreError(f"run {run_id} is still running (held by a live process)")
         run = self._restore(stored, executor, clock)
-        # Events of a task that never finished were not stored; nothing to delete.
-        self.attach(run, run_id)
+        if stored.status in RESUMABLE:
+            with self._transaction() as db:
+                db.execute(
+                    "UPDATE runs SET status = 'running', lease_owner = ?, lease_until = ? "
+                    "WHERE id = ?",
+                    (lease_owner(), time.time() + LEASE_SECONDS, run_id),
+                )
+            # Events of a task that never finished were not stored; nothing to delete.
+            if attach:
+                self.attach(run, run_id)
         return stored.workflow, run
 
     def export(self, run_id: str, redact: Iterable[str] = ()) -> RunRecord:
         """A stored run as an export (no code runs), with ``redact``'s keys redacted."""
         stored = self.load(run_id)
         run = self._restore(stored)
-        if stored.status in ("cancelled", "succeeded", "failed"):
-            run.status = RunStatus(stored.status)
-        return RunRecord.from_run(run, stored.workflow, run_id=run_id, redact=redact)
+        return RunRecord.from_run(
+            run,
+            stored.workflow,
+            run_id=run_id,
+            redact=redact,
+            status=stored.status if stored.status in FINISHED else None,
+        )
 
     def integrity_check(self) -> str:
         """SQLite's own check: ``ok`` when the file is sound."""
-        return str(self._db.execute("PRAGMA integrity_check").fetchone()[0])
+        with self._guard("cannot check"):
+            return str(self._db.execute("PRAGMA integrity_check").fetchone()[0])

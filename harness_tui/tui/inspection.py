@@ -20,7 +20,7 @@ def task_sections(session: Session, task: str) -> tuple[str, list[tuple[str, Any
     when_at = f"as of event {session.position}" if session.view_seq is not None else "now"
     ancestors = sorted(graph.ancestors(task), key=run.plan.index_of.__getitem__)
     seen = {name: snapshot.output(name) for name in ancestors if snapshot.has_output(name)}
-    events = [e for e in run.state.task_events(task) if e.seq <= session.position]
+    events = snapshot.task_events(task)
     failure = next((e for e in reversed(events) if e.status in FAILURE_STATUSES), None)
     # What a person looks for first: what happened (error, output), then why (inputs, spec).
     sections: list[tuple[str, Any]] = [

@@ -7,27 +7,31 @@ what they return, so every decision stays testable without a terminal.
 from __future__ import annotations
 
 import json
-import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..engine.canonical import CanonicalError, check_json, digest
 from ..engine.clock import Clock
-from ..engine.events import Status, TraceEvent
+from ..engine.driver import Stop
+from ..engine.events import Status, TraceEvent, ends_task
 from ..engine.executors import SerialExecutor
-from ..engine.orchestrator import Run, TaskOrchestrator
+from ..engine.orchestrator import Run
 from ..engine.state import Snapshot
 from ..records.errors import RecordError
 from ..records.export import RunRecord
+from ..records.live import LiveRun
 from ..records.replay import replay_run
 from ..records.store import RunStore
 from ..workflow.errors import WorkflowError
 from ..workflow.loader import Workflow, load_workflow
 from .dag_layout import DagLayout, layout_dag
 
-__all__ = ["OpenError", "Session", "open_session"]
+__all__ = ["COALESCE_SECONDS", "OpenError", "Session", "open_session"]
+
+COALESCE_SECONDS = 0.05
+"""At most one batch of events per this many seconds while continuing (the UI stays smooth)."""
 
 
 class OpenError(Exception):
@@ -51,13 +55,11 @@ class Session:
     store: RunStore | None = None
 
     def __post_init__(self) -> None:
-        self.run_id: str | None = None
-        self.store_problem: str | None = None
         self.breakpoints: set[str] = set()
         self.break_on_failure = False
         self.view_seq: int | None = None  # None: the live end of the trace
         self.delivered = 0  # events the UI has been told about
-        self.run = self._new_run()
+        self.live = self._new_live()
         self._layout: DagLayout | None = None
 
     # -- identity ---------------------------------------------------------------------------
@@ -90,50 +92,71 @@ class Session:
 
     # -- runs -------------------------------------------------------------------------------
 
-    def _new_run(self) -> Run:
+    @property
+    def run(self) -> Run:
+        """The current run."""
+        return self.live.run
+
+    @property
+    def run_id(self) -> str | None:
+        """The current run's id in the store, once it is recorded."""
+        return self.live.run_id
+
+    @property
+    def store_problem(self) -> str | None:
+        """Why runs are not (or no longer) recorded, if they are not."""
+        return self.live.problem
+
+    def _new_live(self) -> LiveRun:
         self.view_seq = None
         self.delivered = 0
         if self.record is not None:
-            return replay_run(self.record)
-        orchestrator = TaskOrchestrator(
-            self.workflow.graph,
+            return LiveRun(self.record.workflow, replay_run(self.record))
+        return LiveRun.start(
+            self.workflow,
+            self.payload,
+            store=self.store,
             executor=SerialExecutor(isolate=True),
             clock=self.clock,
-            on_failure=self.workflow.on_failure,
         )
-        run = orchestrator.start(self.payload)
-        self._record(run)
-        return run
 
-    def _record(self, run: Run) -> None:
-        """Record a live run in the store as it happens (so a crash can be resumed)."""
-        self.run_id = None
-        if self.store is None:
-            return
-        try:
-            self.run_id = self.store.record(run, self.workflow)
-        except (RecordError, sqlite3.Error) as exc:
-            self.store_problem = f"runs are not recorded: {exc}"
-            self.store = None
+    def _replace_run(self) -> None:
+        """Leave the current run behind (the store marks it abandoned) and start afresh."""
+        self.live.abandon()
+        self.live = self._new_live()
 
-    def finish_recording(self) -> None:
-        """Store the final status and digest of the current run."""
-        if self.store is not None and self.run_id is not None:
-            try:
-                self.store.finish(self.run, self.run_id)
-            except sqlite3.Error as exc:
-                self.store_problem = f"cannot record the run's end: {exc}"
+    def drive(self, single: bool, on_events: Callable[[list[TraceEvent]], object]) -> Stop:
+        """Step once or continue (in the caller's thread), delivering events in batches; the
+        run's end is recorded in the store when reached."""
+        driver = self.live.driver
+        driver.breakpoints = self.breakpoints
+        driver.break_on_failure = self.break_on_failure
+        driver.on_events = on_events
+        driver.batch_seconds = COALESCE_SECONDS
+        return self.live.drive(single=single)
+
+    def pause(self) -> None:
+        """Make a continuing run stop after the current task (any thread)."""
+        self.live.driver.pause()
+
+    def cancel(self) -> None:
+        """Stop the run: the attempt in progress and the remaining tasks are cancelled."""
+        self.live.driver.cancel()
+
+    def close(self) -> None:
+        """The workbench is closing or opening something else: leave the run behind."""
+        self.live.abandon()
 
     def restart(self) -> None:
         """A fresh run of the same plan (breakpoints are kept)."""
-        self.run = self._new_run()
+        self._replace_run()
 
     def set_payload(self, payload: Any) -> None:
         """Replan for a new payload and start over."""
         check_json(payload, "payload")
         self.payload = payload
         self._layout = None
-        self.run = self._new_run()
+        self._replace_run()
 
     def toggle_breakpoint(self, task: str) -> bool:
         """Add or remove a breakpoint; True if it is now set."""
@@ -145,10 +168,6 @@ class Session:
 
     def should_stop_before(self, task: str) -> bool:
         return task in self.breakpoints
-
-    @staticmethod
-    def is_failure(events: Iterable[TraceEvent]) -> bool:
-        return any(e.status in (Status.FAILED, Status.TIMED_OUT) for e in events)
 
     # -- time travel ------------------------------------------------------------------------
 
@@ -162,17 +181,14 @@ class Session:
 
     def status(self, task: str) -> Status | None:
         """A task's status as of the trace position on screen."""
-        event = self.run.state.last_event(task, self.position)
-        return event.status if event is not None else None
+        return self.run.snapshot(self.position).status(task)
 
     def attempts(self, task: str) -> tuple[int, float | None]:
         """Attempts made and total duration, as of the trace position on screen."""
         attempts = 0
         duration: float | None = None
         position = self.position
-        for event in self.run.state.task_events(task):
-            if event.seq > position:
-                break
+        for event in self.run.snapshot(position).task_events(task):
             attempts = max(attempts, event.attempt)
             if event.attempt and event.duration is not None and event.status is not Status.RUNNING:
                 duration = (duration or 0.0) + event.duration
@@ -184,7 +200,8 @@ class Session:
         position = self.position
         if self.view_seq is None and position == len(events) - 1:
             return self.run.cursor, len(self.run.plan)
-        done = sum(1 for event in events[: position + 1] if self.run.ends_task(event))
+        graph = self.workflow.graph
+        done = sum(1 for event in events[: position + 1] if ends_task(graph, event))
         return done, len(self.run.plan)
 
     def go_back(self) -> bool:
@@ -208,9 +225,9 @@ class Session:
     # -- export -----------------------------------------------------------------------------
 
     def export_record(self) -> RunRecord:
-        return RunRecord.from_run(
-            self.run, self.workflow, run_id=self.record.run_id if self.record else None
-        )
+        if self.record is not None:
+            return RunRecord.from_run(self.run, self.workflow, run_id=self.record.run_id)
+        return self.live.export()
 
     def default_export_name(self) -> str:
         return f"{self.workflow.name}-{self.run.digest[:12]}.json"

@@ -326,24 +326,6 @@ def test_snapshots_are_views_of_the_past() -> None:
         run.snapshot(99)
 
 
-def test_breakpoints_and_break_on_failure() -> None:
-    graph = TaskGraph.from_nodes(
-        [
-            TaskNode("a", const(1)),
-            TaskNode("b", const(2), depends_on=("a",)),
-            TaskNode("c", boom, depends_on=("b",)),
-            TaskNode("d", const(4), depends_on=("c",), trigger=Trigger.ALL_DONE),
-        ]
-    )
-    run = TaskOrchestrator(graph, clock=FakeClock(), on_failure="continue").start(PAYLOAD)
-    run.continue_(breakpoints={"b"})
-    assert run.next_step is not None and run.next_step.task == "b"
-    run.continue_(breakpoints={"b"}, break_on_failure=True)  # runs b, stops after c fails
-    assert run.next_step is not None and run.next_step.task == "d"
-    run.continue_()
-    assert run.finished and run.results == {"a": 1, "b": 2, "d": 4}
-
-
 def test_cancel_from_another_thread_stops_a_hanging_attempt() -> None:
     release = threading.Event()
 

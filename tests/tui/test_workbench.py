@@ -10,6 +10,7 @@ import pytest
 from textual.message import Message
 
 from harness_tui.records.export import RunRecord
+from harness_tui.tui.messages import RunCompleted, RunPaused, StepFinished
 from harness_tui.tui.screens import workbench as workbench_module
 from harness_tui.tui.screens.diff import DiffScreen
 from harness_tui.tui.widgets.dag_view import DagView
@@ -35,16 +36,16 @@ def inspector_sections(inspector: Inspector) -> dict[str, Any]:
 def posted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Names of the messages the run worker posts, in order."""
     names: list[str] = []
-    real = workbench_module.drive
+    screen_class = workbench_module.WorkbenchScreen
+    real = screen_class.post_message
+    watched = (StepFinished, RunPaused, RunCompleted)
 
-    def spy(session: Any, mode: str, post: Any, stop: Any) -> None:
-        def record(message: Message) -> object:
+    def spy(self: Any, message: Message) -> bool:
+        if isinstance(message, watched):
             names.append(type(message).__name__)
-            return post(message)
+        return real(self, message)
 
-        real(session, mode, record, stop)
-
-    monkeypatch.setattr(workbench_module, "drive", spy)
+    monkeypatch.setattr(screen_class, "post_message", spy)
     return names
 
 
@@ -290,9 +291,9 @@ async def test_live_runs_are_recorded_and_can_be_resumed_from_the_store(tmp_path
         await settle(pilot)
         run_id = workbench(app).session.run_id  # type: ignore[union-attr]
         assert run_id is not None
-    # The app is gone mid-run (as after a crash); the CLI finishes the run from the store.
+    # The app was closed mid-run: the run is abandoned, and the CLI finishes it from the store.
     (row,) = RunStore(db).runs()
-    assert row["id"] == run_id and row["tasks_done"] == 1 and row["status"] == "running"
+    assert row["id"] == run_id and row["tasks_done"] == 1 and row["status"] == "abandoned"
     result = CliRunner().invoke(cli, ["resume", run_id, "--store", str(db)])
     assert result.exit_code == 0, result.output
     (row,) = RunStore(db).runs()
@@ -316,7 +317,7 @@ async def test_break_on_failure_pauses_after_the_failing_task(posted: list[str])
         run = workbench(app).session.run  # type: ignore[union-attr]
         assert posted[-1] == "RunPaused"
         assert not run.finished
-        assert run.state.status("transform").value == "failed"  # type: ignore[union-attr]
+        assert run.task_status("transform") == "failed"  # type: ignore[union-attr]
         assert workbench(app).selected == "transform"
         await pilot.press("c")
         await settle(pilot)

@@ -6,8 +6,6 @@ every decision. Runs execute in a thread worker that posts coalesced ``StepFinis
 
 from __future__ import annotations
 
-import threading
-
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -15,9 +13,8 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Static
-from textual.worker import Worker, get_current_worker
+from textual.worker import Worker
 
-from ..driver import drive
 from ..inspection import event_sections, task_sections
 from ..messages import RunCompleted, RunPaused, StepFinished
 from ..modals.find_task import FindTaskModal
@@ -64,7 +61,6 @@ class WorkbenchScreen(FileActions, Screen[None]):
         self.session = session
         self.error = error
         self.selected: str | None = None
-        self._pause = threading.Event()
         self._run_active = False
         self._queued_steps = 0
         self._bindings_key: object = ()
@@ -93,6 +89,13 @@ class WorkbenchScreen(FileActions, Screen[None]):
         else:
             self._show_errors(None)
             self.action_open()
+
+    def on_unmount(self) -> None:
+        # A run left unfinished is marked abandoned (resumable). While a step is executing the
+        # store belongs to the run's thread: the run is then left to its lease, which ends with
+        # this process (the store reads it as interrupted, also resumable).
+        if self.session is not None and not self._run_active:
+            self.session.close()
 
     # -- showing ----------------------------------------------------------------------------
 
@@ -235,21 +238,21 @@ class WorkbenchScreen(FileActions, Screen[None]):
             return
         self.session.go_live()
         self._run_active = True
-        self._pause.clear()
         self._refresh_bindings_if_changed()
         self.query_one(RunHeader).update_from(self.session, running=True)
         self._drive(mode)
 
-    @work(thread=True, exclusive=True, group="run", exit_on_error=False)
+    @work(thread=True, group="run", exit_on_error=False)
     def _drive(self, mode: str) -> None:
-        assert self.session is not None
-        worker = get_current_worker()
-        drive(
-            self.session,
-            mode,
-            self.post_message,
-            lambda: self._pause.is_set() or worker.is_cancelled,
-        )
+        # Not exclusive: a thread cannot be stopped, so a second worker would step the same
+        # run at once. One drive at a time is guaranteed by _run_active and by the driver.
+        session = self.session
+        assert session is not None
+        stop = session.drive(mode == "step", lambda events: self.post_message(StepFinished(events)))
+        if session.run.finished:
+            self.post_message(RunCompleted(session.run.status.value))
+        else:
+            self.post_message(RunPaused(stop.reason.value, stop.task))
 
     def on_step_finished(self, message: StepFinished) -> None:
         session = self.session
@@ -282,10 +285,8 @@ class WorkbenchScreen(FileActions, Screen[None]):
     def on_run_completed(self, message: RunCompleted) -> None:
         self._run_active = False
         self._queued_steps = 0
-        if self.session is not None:
-            self.session.finish_recording()
-            if self.session.store_problem:
-                self.notify(self.session.store_problem, title="Run store", severity="warning")
+        if self.session is not None and self.session.store_problem:
+            self.notify(self.session.store_problem, title="Run store", severity="warning")
         failed = message.status != "succeeded"
         self.notify(
             f"run {message.status}",
@@ -299,11 +300,12 @@ class WorkbenchScreen(FileActions, Screen[None]):
         self._refresh_markers(set())
 
     def action_pause(self) -> None:
-        self._pause.set()
+        if self.session is not None:
+            self.session.pause()
 
     def action_stop(self) -> None:
         if self.session is not None and self._run_active:
-            self.session.run.cancel()
+            self.session.cancel()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "run" and event.worker.error is not None:

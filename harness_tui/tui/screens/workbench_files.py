@@ -97,6 +97,8 @@ class FileActions(Screen[None]):
                     timeout=10,
                 )
             return
+        if self.session is not None:
+            self.session.close()
         self.session, self.error, self.selected = session, None, None
         self._show_session()
 
@@ -126,6 +128,7 @@ class FileActions(Screen[None]):
         )
         fresh.breakpoints = {t for t in session.breakpoints if t in fresh.workflow.graph}
         fresh.break_on_failure = session.break_on_failure
+        session.close()
         self.session = fresh
         self._show_session()
         summary = "plan unchanged" if change.identical else change.summary_line()

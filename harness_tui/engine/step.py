@@ -1,46 +1,41 @@
 """Taking one plan step to its final status: trigger rule, condition, attempts with retries at
-a fixed interval, timeouts, the fallback, and committing the output (a part of :class:`Run`)."""
+a fixed interval, timeouts, the fallback, and committing the output."""
 
 from __future__ import annotations
 
 import hashlib
-import threading
-from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from .canonical import CanonicalError, check_json, digest_text, loads
-from .events import OUTPUT_STATUSES, Status, TraceEvent
+from .context import RunContext
+from .events import OUTPUT_STATUSES, Status
 from .executors import AttemptCall, Outcome
-from .graph import TaskGraph, TaskNode, Trigger
+from .graph import TaskNode, Trigger
 from .inputs import ResultsView, TaskInputs
 from .scheduler import PlanStep
-from .state import RunState
 
-if TYPE_CHECKING:
-    from .orchestrator import TaskOrchestrator
-
-__all__ = ["StepExecution"]
+__all__ = ["StepRunner"]
 
 _new_tuple = tuple.__new__
 
 
-class StepExecution:
-    """The policies of one step. Mixed into :class:`~harness_tui.engine.orchestrator.Run`,
-    whose state, clock and event emission it uses."""
+class StepRunner:
+    """Executes one plan step of a run, given the run's shared :class:`RunContext`.
 
-    orchestrator: TaskOrchestrator
-    graph: TaskGraph
-    state: RunState
-    payload_text: str
-    payload_digest: str
-    _cancel: threading.Event
-    _emit: Callable[..., TraceEvent]
+    The runner holds the policies (trigger rules, conditions, retries, timeouts, fallbacks);
+    the context holds the state they act on. A run owns one runner; it never subclasses it.
+    """
+
+    __slots__ = ("_context", "_emit")
+
+    def __init__(self, context: RunContext) -> None:
+        self._context = context
+        self._emit = context.emit
 
     def _verdict(self, node: TaskNode) -> Status | None:
         """Apply the trigger rule: None to run, else the status to record instead."""
         if not node.depends_on or node.trigger is Trigger.ALL_DONE:
             return None
-        state = self.state
+        state = self._context.state
         failed = skipped = False
         for dep in node.depends_on:
             status = state.status(dep)
@@ -59,9 +54,10 @@ class StepExecution:
     def _input_digest(self, node: TaskNode) -> str:
         """Merkle digest of what the task sees: payload, params, each dependency's output and
         input digests. O(dependencies), yet it covers every ancestor."""
-        state = self.state
+        context = self._context
+        state = context.state
         commits = state.commits
-        parts = [self.payload_digest, self._params_text(node)]
+        parts = [context.payload_digest, context.params_text(node)]
         deps = node.depends_on
         for dep in sorted(deps) if len(deps) > 1 else deps:
             commit = commits.get(dep)
@@ -69,33 +65,26 @@ class StepExecution:
             parts.append(f"{dep}\x00{out}\x00{state.input_digest(dep) or ''}")
         return hashlib.sha256("\x00".join(parts).encode()).hexdigest()
 
-    def _params_text(self, node: TaskNode) -> str:
-        texts = self.orchestrator._params_texts
-        text = texts.get(node.name)
-        if text is None:
-            params = node.params
-            text = "{}" if not params else check_json(dict(params), f"$.tasks.{node.name}.params")
-            texts[node.name] = text
-        return text
-
     def _task_inputs(self, node: TaskNode, step: PlanStep, attempt: int) -> TaskInputs:
-        return TaskInputs(self, node, step, attempt)  # type: ignore[arg-type]  # self is a Run
+        return TaskInputs(self._context, node, step, attempt)
 
     def _condition(self, node: TaskNode) -> bool | dict[str, str]:
         """Evaluate ``when``: its truth, or an error dict if it raised."""
         assert node.when is not None
+        context = self._context
         scope = {
-            "payload": loads(self.payload_text),
-            "results": ResultsView(self.graph, self.state, node.name),
+            "payload": loads(context.payload_text),
+            "results": ResultsView(context.graph, context.state, node.name),
         }
         try:
             return bool(node.when(scope))
         except Exception as exc:
             return {"type": "ConditionError", "message": f"{type(exc).__name__}: {exc}"}
 
-    def _execute(self, step: PlanStep) -> Status:
-        """Run one plan step to its final status."""
-        node = self.graph.nodes[step.task]
+    def execute(self, step: PlanStep) -> Status:
+        """Run one plan step to its final status; its events go through the context."""
+        context = self._context
+        node = context.graph.nodes[step.task]
         if node.depends_on:
             verdict = self._verdict(node)
             if verdict is not None:
@@ -106,14 +95,15 @@ class StepExecution:
                 return self._emit(step, Status.FAILED, 0, error=truth).status
             if not truth:
                 return self._emit(step, Status.SKIPPED, 0).status
-        executor = self.orchestrator.executor
-        clock = self.orchestrator.clock
+        executor = context.executor
+        clock = context.clock
+        cancelled = context.cancelled
         input_digest = self._input_digest(node)
         attempts = node.max_retries + 1
         for attempt in range(1, attempts + 1):
             if attempt > 1 and node.retry_interval:
                 clock.sleep(node.retry_interval)
-            if self._cancel.is_set():
+            if cancelled.is_set():
                 return self._emit(step, Status.CANCELLED, attempt).status
             # Positional on the hot path: keyword calls cost measurably at 100k tasks.
             started = self._emit(step, Status.RUNNING, attempt, None, None, input_digest).started_at
@@ -174,7 +164,8 @@ class StepExecution:
                 ).status
             out_digest = digest_text(text)
             # The commit happens before the event so listeners see the output with its event.
-            self.state.commit(node.name, len(self.state.events), text, out_digest)
+            state = self._context.state
+            state.commit(node.name, len(state.events), text, out_digest)
             return self._emit(step, success, attempt, started, None, None, out_digest).status
         if kind == "timeout":
             return self._emit(

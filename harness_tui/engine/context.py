@@ -1,0 +1,110 @@
+"""What every step of one run shares: graph, plan, state, clock, executor, payload, the cancel
+flag and event emission. The step runner and the task inputs work on this, never on a run."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, MutableMapping
+
+from .canonical import check_json, digest_text, loads
+from .clock import Clock
+from .events import Status, TraceEvent
+from .executors import Executor
+from .graph import TaskGraph, TaskNode
+from .scheduler import Plan, PlanStep
+from .state import RunState
+
+__all__ = ["Listener", "RunContext"]
+
+Listener = Callable[[TraceEvent], None]
+
+_new_event = tuple.__new__
+
+
+class RunContext:
+    """The shared state of one run.
+
+    Attributes:
+        graph: the validated task graph.
+        plan: the run's plan.
+        state: the append-only log of events and committed outputs.
+        clock: where time comes from (I5).
+        executor: how attempts run.
+        payload_text: the payload's canonical JSON.
+        payload_digest: sha256 of :attr:`payload_text`.
+        cancelled: set when the user stops the run (any thread may set it).
+        listeners: called with every event as it is recorded.
+    """
+
+    __slots__ = (
+        "_now", "_params_texts", "_wall", "cancelled", "clock", "executor", "graph",
+        "listeners", "payload_digest", "payload_text", "plan", "state",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        graph: TaskGraph,
+        plan: Plan,
+        clock: Clock,
+        executor: Executor,
+        listeners: list[Listener],
+        params_texts: MutableMapping[str, str],
+    ) -> None:
+        self.graph = graph
+        self.plan = plan
+        self.clock = clock
+        self.executor = executor
+        self.listeners = listeners
+        self.state = RunState()
+        self.payload_text = plan.payload_text
+        self.payload_digest = digest_text(check_json(loads(plan.payload_text)))
+        self.cancelled = threading.Event()
+        # Canonical params per task, shared by the runs of one orchestrator (the graph is
+        # immutable, so each task's params are encoded once).
+        self._params_texts = params_texts
+        self._now = clock.now
+        self._wall = clock.wall
+
+    def params_text(self, node: TaskNode) -> str:
+        """The canonical JSON of a task's static parameters."""
+        text = self._params_texts.get(node.name)
+        if text is None:
+            params = node.params
+            text = "{}" if not params else check_json(dict(params), f"$.tasks.{node.name}.params")
+            self._params_texts[node.name] = text
+        return text
+
+    def emit(
+        self,
+        step: PlanStep,
+        status: Status,
+        attempt: int,
+        started_at: float | None = None,
+        error: dict[str, str] | None = None,
+        input_digest: str | None = None,
+        output_digest: str | None = None,
+        traceback: str | None = None,
+    ) -> TraceEvent:
+        """Record the next trace event and tell the listeners."""
+        now = self._now()
+        event = _new_event(
+            TraceEvent,
+            (
+                len(self.state.events),
+                step.task,
+                step.task_id,
+                status,
+                attempt,
+                error,
+                input_digest,
+                output_digest,
+                now if started_at is None else started_at,
+                None if status is Status.RUNNING else now,
+                traceback,
+                self._wall(),
+            ),
+        )
+        self.state.append_next(event)
+        for listener in self.listeners:
+            listener(event)
+        return event

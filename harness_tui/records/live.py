@@ -1,0 +1,190 @@
+"""A live run as front ends use it: orchestrator, driver, recording in the store, summary and
+export in one place. The CLI's ``run`` and ``resume`` and the workbench are thin callers of
+:class:`LiveRun`; none of them knows SQL or reads a run's state."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from ..engine.canonical import loads
+from ..engine.clock import Clock
+from ..engine.driver import Driver, Stop
+from ..engine.events import FAILURE_STATUSES, Status
+from ..engine.executors import Executor
+from ..engine.orchestrator import Run, TaskOrchestrator
+from ..workflow.loader import Workflow
+from .errors import StoreError
+from .export import RunRecord
+from .store import RunStore
+
+__all__ = ["LiveRun", "RunSummary"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunSummary:
+    """What a person wants to know when a run ends.
+
+    Attributes:
+        workflow: the workflow's name.
+        status: the run status (``succeeded``, ``failed``, ``cancelled``, ``running``...).
+        counts: tasks per final status (``pending`` for tasks without one), in status order.
+        failures: ``(task, error)`` for every task that finally failed, in plan order.
+        outputs: the outputs of the leaf tasks (those nothing depends on), in plan order.
+        digest: the run digest.
+    """
+
+    workflow: str
+    status: str
+    counts: dict[str, int]
+    failures: list[tuple[str, dict[str, str]]]
+    outputs: dict[str, Any]
+    digest: str
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status == "succeeded"
+
+
+class LiveRun:
+    """One run of a workflow being executed, optionally recorded in a run store.
+
+    Recording starts with the first drive (a workbench that opens a file and never steps
+    leaves nothing in the store). A store that fails while recording does not stop the run:
+    :attr:`problem` says what went wrong and recording stops.
+
+    Args:
+        workflow: the workflow the run executes.
+        run: the run (fresh, resumed or replayed).
+        store: where to record it, or None.
+        run_id: the run's id in the store when it is already recorded (a resume).
+    """
+
+    def __init__(
+        self,
+        workflow: Workflow,
+        run: Run,
+        *,
+        store: RunStore | None = None,
+        run_id: str | None = None,
+    ) -> None:
+        self.workflow = workflow
+        self.run = run
+        self.store = store
+        self.run_id = run_id
+        self.problem: str | None = None
+        self.driver = Driver(run)
+        self._finished_recorded = False
+
+    @classmethod
+    def start(
+        cls,
+        workflow: Workflow,
+        payload: Any,
+        *,
+        store: RunStore | None = None,
+        executor: Executor | None = None,
+        clock: Clock | None = None,
+    ) -> LiveRun:
+        """A new run of ``workflow`` for ``payload``, positioned before its first task."""
+        orchestrator = TaskOrchestrator(
+            workflow.graph, executor=executor, clock=clock, on_failure=workflow.on_failure
+        )
+        return cls(workflow, orchestrator.start(payload), store=store)
+
+    @classmethod
+    def resume(
+        cls,
+        store: RunStore,
+        run_id: str,
+        *,
+        executor: Executor | None = None,
+        clock: Clock | None = None,
+    ) -> LiveRun:
+        """A stored run, ready to go on where it stopped (recording goes on too).
+
+        Raises:
+            StoreError: unknown run, still running elsewhere, or an unusable store.
+            ResumeError: the stored events do not fit the stored workflow.
+        """
+        workflow, run = store.resume(run_id, executor=executor, clock=clock, attach=False)
+        live = cls(workflow, run, store=store, run_id=run_id)
+        if not run.finished:
+            store.attach(run, run_id, on_error=live._lost)
+        return live
+
+    # -- recording --------------------------------------------------------------------------
+
+    def _lost(self, error: StoreError) -> None:
+        self.problem = f"the run is no longer recorded: {error}"
+
+    def ensure_recorded(self) -> str | None:
+        """Register the run in the store (once); its id, or None without a store."""
+        if self.store is not None and self.run_id is None and self.problem is None:
+            try:
+                self.run_id = self.store.record(self.run, self.workflow, on_error=self._lost)
+            except StoreError as exc:
+                self.problem = f"runs are not recorded: {exc}"
+        return self.run_id
+
+    def _record_end(self) -> None:
+        if self.store is None or self.run_id is None or self.problem is not None:
+            return
+        if self._finished_recorded:
+            return
+        try:
+            if self.run.finished:
+                self.store.finish(self.run, self.run_id)
+                self._finished_recorded = True
+            else:
+                self.store.abandon(self.run_id)
+        except StoreError as exc:
+            self.problem = f"cannot record the run's end: {exc}"
+
+    # -- driving ----------------------------------------------------------------------------
+
+    def drive(self, *, single: bool = False) -> Stop:
+        """One step (``single``) or continue; the end of the run is recorded when reached."""
+        self.ensure_recorded()
+        stop = self.driver.step() if single else self.driver.continue_()
+        if self.run.finished:
+            self._record_end()
+        return stop
+
+    def abandon(self) -> None:
+        """Leave an unfinished run behind: the store marks it ``abandoned`` (resumable)."""
+        if not self.run.finished:
+            self._record_end()
+
+    # -- results ----------------------------------------------------------------------------
+
+    def summary(self) -> RunSummary:
+        """Final statuses, final failures, the leaf outputs and the run digest."""
+        run, graph = self.run, self.workflow.graph
+        counts = Counter(str(run.task_status(name) or "pending") for name in run.plan.names)
+        order = [*map(str, Status), "pending"]
+        failures = [
+            (event.task, dict(event.error))
+            for event in run.final_events()
+            if event.status in FAILURE_STATUSES and event.error
+        ]
+        texts = {name: run.output_text(name) for name in run.plan.names}
+        outputs = {
+            name: loads(text)
+            for name, text in texts.items()
+            if text is not None and not graph.dependents(name)
+        }
+        return RunSummary(
+            workflow=self.workflow.name,
+            status=run.status.value,
+            counts={status: counts[status] for status in order if counts[status]},
+            failures=failures,
+            outputs=outputs,
+            digest=run.digest,
+        )
+
+    def export(self, redact: Iterable[str] = ()) -> RunRecord:
+        """The run as an export (finished or not)."""
+        return RunRecord.from_run(self.run, self.workflow, run_id=self.run_id, redact=redact)
