@@ -60,3 +60,15 @@ def test_engine_imports_only_the_standard_library() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "[]"
+
+
+def test_front_ends_never_read_a_runs_private_state() -> None:
+    """The CLI and the workbench read runs through their public API and snapshots only."""
+    offenders = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for folder in ("cli", "tui")
+        for path in sorted((ROOT / "harness_tui" / folder).rglob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if "run.state" in line or "run._" in line
+    ]
+    assert offenders == []

@@ -132,6 +132,9 @@ def test_sigkill_then_resume_equals_the_uninterrupted_run(
         time.sleep(0.05)  # land somewhere inside the next task
     os.kill(process.pid, signal.SIGKILL)
     process.wait()
+    # The killed process held the run's lease: the store reads the run as interrupted.
+    (row,) = RunStore(db).runs()
+    assert row["status"] == "interrupted"
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         (run_id,) = conn.execute("SELECT id FROM runs").fetchone()
