@@ -28,8 +28,8 @@ BENCHES: list[tuple[str, list[str], dict[str, tuple[str, bool]]]] = [
         "bench_run.py",
         ["--sizes", "10000,100000"],
         {
-            "run µs/task, no timeout, 10k": (r"^None\s+10000\s+([\d.]+)", False),
-            "run µs/task, no timeout, 100k": (r"^None\s+100000\s+([\d.]+)", False),
+            "run µs/task, no timeout, 10k": (r"^[Nn]one\s+10000\s+([\d.]+)", False),
+            "run µs/task, no timeout, 100k": (r"^[Nn]one\s+100000\s+([\d.]+)", False),
             "run µs/task, 30 s timeout, 10k": (r"^30s\s+10000\s+([\d.]+)", False),
             "run µs/task, 30 s timeout, 100k": (r"^30s\s+100000\s+([\d.]+)", False),
         },

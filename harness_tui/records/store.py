@@ -91,6 +91,12 @@ LEASE_SECONDS = 120.0
 """How long a run's lease lasts without renewal (renewed as tasks retire). On the lease
 holder's own host the holder's process is checked directly, so a long task keeps its run."""
 
+_INSERT_EVENTS = (
+    "INSERT INTO events (run_id, seq, final, canonical, started_at, ended_at, traceback, wall) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_INSERT_OUTPUT = "INSERT INTO outputs (run_id, task, text, digest) VALUES (?, ?, ?, ?)"
+
 RESUMABLE = ("interrupted", "abandoned")
 FINISHED = ("succeeded", "failed", "cancelled")
 
@@ -294,38 +300,30 @@ class RunStore:
         run.on_retire(on_retire)
 
     def _write_step(self, run_id: str, retired: RetiredStep) -> None:
-        last = len(retired.events) - 1
+        # The hot path of recording (once per task): plain try/except, no context managers.
+        events = retired.events
+        final = events[-1]
         rows = [
-            (
-                run_id,
-                event.seq,
-                int(i == last),
-                event.canonical_text(),
-                event.started_at,
-                event.ended_at,
-                event.traceback,
-                event.wall,
-            )
-            for i, event in enumerate(retired.events)
-        ]
-        with self._guard("cannot record a task"):
-            db = self._db
+            (run_id, e.seq, e is final, e.canonical_text(), e.started_at, e.ended_at,
+             e.traceback, e.wall)
+            for e in events
+        ]  # fmt: skip
+        db = self._db
+        try:
             db.execute("BEGIN")
             try:
-                db.executemany(
-                    "INSERT INTO events (run_id, seq, final, canonical, started_at, ended_at, "
-                    "traceback, wall) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    rows,
-                )
+                db.executemany(_INSERT_EVENTS, rows)
                 if retired.output is not None:
                     db.execute(
-                        "INSERT INTO outputs (run_id, task, text, digest) VALUES (?, ?, ?, ?)",
+                        _INSERT_OUTPUT,
                         (run_id, retired.step.task, retired.output, retired.output_digest),
                     )
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
             db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: cannot record a task: {exc}") from None
 
     def _renew(self, run_id: str, until: float) -> None:
         with self._transaction() as db:
