@@ -32,7 +32,7 @@ def main() -> None:
     folder = Path(tempfile.mkdtemp())
 
     def in_memory() -> Any:
-        return TaskOrchestrator(workflow.graph, clock=FakeClock()).run(PAYLOAD)
+        return TaskOrchestrator(workflow.graph, clock=FakeClock()).start(PAYLOAD).run_to_end()
 
     counter = {"n": 0}
 

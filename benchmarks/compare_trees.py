@@ -1,7 +1,8 @@
 """Compare the benchmarks of two source trees, alternating runs so that drift hits both alike.
 
-Each round runs ``bench_run``, ``bench_store`` and ``bench_tui`` (the scripts of this tree)
-once against the base tree's package and once against this tree's, in alternating order.
+Each round runs ``bench_import``, ``bench_run``, ``bench_store`` and ``bench_tui`` (the
+scripts of this tree) once against the base tree's package and once against this tree's, in
+alternating order.
 Printed per metric: the median and the spread (min-max) of each side, the ratio new/base, and
 ``REGRESSION`` where the new median is more than 10% worse and outside the base's spread.
 
@@ -24,6 +25,11 @@ NEW_TREE = HERE.parent
 
 # (script, arguments, {metric: (regex with one number group, higher_is_better)})
 BENCHES: list[tuple[str, list[str], dict[str, tuple[str, bool]]]] = [
+    (
+        "bench_import.py",
+        ["--runs", "20"],
+        {"import harness_tui: own cost (ms)": (r"^import cost:\s+([\d.]+)", False)},
+    ),
     (
         "bench_run.py",
         ["--sizes", "10000,100000"],

@@ -1,42 +1,130 @@
 """harness-tui: a deterministic workflow harness with a terminal workbench.
 
-The public API is headless: importing it never imports a UI toolkit.
+The public API is headless: importing it never imports a UI toolkit. The engine's names are
+imported at once (standard library only); loading files, exports, the store, replay and diffs
+are imported on first use.
 """
 
-from .engine.canonical import CanonicalError, canonical_json, digest, task_id
-from .engine.clock import Clock, FakeClock, SystemClock
-from .engine.events import RunStatus, Status, TraceEvent
-from .engine.executors import RecordedExecutor, SerialExecutor
-from .engine.graph import GraphError, TaskGraph, TaskNode, Trigger
-from .engine.harness import Harness
-from .engine.orchestrator import OnFailure, Run, TaskOrchestrator
-from .engine.scheduler import DeterministicScheduler, Plan, PlanStep
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ._lazy import lazy_exports
+from .engine import (
+    CanonicalError,
+    Clock,
+    CycleError,
+    DeterministicScheduler,
+    Driver,
+    FakeClock,
+    GraphError,
+    Harness,
+    HarnessError,
+    OnFailure,
+    Plan,
+    PlanStep,
+    RecordedExecutor,
+    ResumeError,
+    Run,
+    RunStatus,
+    SerialExecutor,
+    Status,
+    Stop,
+    StopReason,
+    SystemClock,
+    TaskFailedError,
+    TaskGraph,
+    TaskNode,
+    TaskOrchestrator,
+    TraceEvent,
+    Trigger,
+    canonical_json,
+    compute_task_id,
+    digest,
+)
+
+if TYPE_CHECKING:
+    from .engine.diff import PlanDiff, plan_diff
+    from .engine.inputs import TaskInputs
+    from .engine.state import Snapshot
+    from .records.divergence import TraceDiff, trace_diff
+    from .records.errors import RecordError, StoreError
+    from .records.export import RunRecord
+    from .records.live import LiveRun
+    from .records.replay import replay
+    from .records.store import RunStore
+    from .workflow.errors import WorkflowError
+    from .workflow.loader import Workflow, load_workflow, parse_workflow
 
 __version__ = "0.1.0"
+
+_LAZY = {
+    "PlanDiff": ".engine.diff",
+    "plan_diff": ".engine.diff",
+    "TaskInputs": ".engine.inputs",
+    "Snapshot": ".engine.state",
+    "TraceDiff": ".records.divergence",
+    "trace_diff": ".records.divergence",
+    "RecordError": ".records.errors",
+    "StoreError": ".records.errors",
+    "RunRecord": ".records.export",
+    "LiveRun": ".records.live",
+    "replay": ".records.replay",
+    "RunStore": ".records.store",
+    "WorkflowError": ".workflow.errors",
+    "Workflow": ".workflow.loader",
+    "load_workflow": ".workflow.loader",
+    "parse_workflow": ".workflow.loader",
+}
 
 __all__ = [
     "CanonicalError",
     "Clock",
+    "CycleError",
     "DeterministicScheduler",
+    "Driver",
     "FakeClock",
     "GraphError",
     "Harness",
+    "HarnessError",
+    "LiveRun",
     "OnFailure",
     "Plan",
+    "PlanDiff",
     "PlanStep",
+    "RecordError",
     "RecordedExecutor",
+    "ResumeError",
     "Run",
+    "RunRecord",
     "RunStatus",
+    "RunStore",
     "SerialExecutor",
+    "Snapshot",
     "Status",
+    "Stop",
+    "StopReason",
+    "StoreError",
     "SystemClock",
+    "TaskFailedError",
     "TaskGraph",
+    "TaskInputs",
     "TaskNode",
     "TaskOrchestrator",
+    "TraceDiff",
     "TraceEvent",
     "Trigger",
+    "Workflow",
+    "WorkflowError",
     "__version__",
     "canonical_json",
+    "compute_task_id",
     "digest",
-    "task_id",
+    "load_workflow",
+    "parse_workflow",
+    "plan_diff",
+    "replay",
+    "trace_diff",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, [n for n in __all__ if n not in _LAZY])

@@ -91,9 +91,13 @@ async def main() -> None:
         from harness_tui.workflow.loader import load_workflow
 
         workflow = load_workflow("workflows/agent_triage.yaml")
-        run = TaskOrchestrator(
-            workflow.graph, clock=FakeClock(tick=0.25), on_failure=workflow.on_failure
-        ).run(workflow.payload)
+        run = (
+            TaskOrchestrator(
+                workflow.graph, clock=FakeClock(tick=0.25), on_failure=workflow.on_failure
+            )
+            .start(workflow.payload)
+            .run_to_end()
+        )
         export = Path(folder) / "agent_triage-run.json"
         RunRecord.from_run(run, workflow).write(export)
         for name in ("user_profile.yaml", "agent_triage.yaml", "etl_fanout.yaml"):

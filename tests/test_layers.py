@@ -72,3 +72,36 @@ def test_front_ends_never_read_a_runs_private_state() -> None:
         if "run.state" in line or "run._" in line
     ]
     assert offenders == []
+
+
+HEAVY = ("yaml", "pydantic", "sqlite3", "textual", "rich", "click", "jmespath")
+
+
+@pytest.mark.parametrize("module", ["harness_tui", "harness_tui.engine"])
+def test_the_faces_import_nothing_heavy_until_asked(module: str) -> None:
+    code = (
+        f"import sys, {module}\n"
+        f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))\n"
+        "import harness_tui\n"
+        "harness_tui.load_workflow, harness_tui.RunStore, harness_tui.replay\n"
+        f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    before, after = result.stdout.splitlines()
+    assert before == "[]"
+    assert "'sqlite3'" in after and "'yaml'" in after and "'textual'" not in after
+
+
+def test_every_exported_name_resolves() -> None:
+    import harness_tui
+    import harness_tui.records
+    import harness_tui.workflow
+
+    for package in (harness_tui, harness_tui.engine, harness_tui.records, harness_tui.workflow):
+        missing = [name for name in package.__all__ if getattr(package, name, None) is None]
+        assert missing == [], package.__name__
+        assert set(package.__all__) <= set(dir(package))
+    with pytest.raises(AttributeError):
+        _ = harness_tui.no_such_name  # type: ignore[attr-defined]

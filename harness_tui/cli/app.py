@@ -8,11 +8,19 @@ import sys
 import click
 
 from .. import __version__
-from .common import EXIT_INVALID, load_or_die, parse_payload, payload_option
+from ..engine.errors import HarnessError
+from .common import EXIT_INVALID, exit_with_error, load_or_die, parse_payload, payload_option
 
 
 class _Group(click.Group):
-    """Lets ``harness-tui FILE`` open the workbench, like ``harness-tui open FILE``."""
+    """Lets ``harness-tui FILE`` open the workbench, like ``harness-tui open FILE``, and turns
+    every :class:`HarnessError` of any command into one clear message and exit code 2."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except HarnessError as exc:
+            exit_with_error(exc)
 
     def resolve_command(
         self, ctx: click.Context, args: list[str]

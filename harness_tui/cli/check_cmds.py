@@ -21,7 +21,6 @@ from .common import (
     parse_payload,
     payload_option,
 )
-from .records_cmds import read_record
 
 if TYPE_CHECKING:
     from ..records.export import RunRecord
@@ -36,12 +35,11 @@ if TYPE_CHECKING:
 def verify(file: str, payload: str | None, count: int, against: str | None) -> None:
     """Check determinism: fresh runs under different hash seeds, or one run against an export."""
     from ..records.divergence import trace_diff
-    from ..records.errors import RecordError
     from ..records.export import RunRecord
 
     workflow = load_or_die(file)
     if against:
-        record = read_record(against)
+        record = RunRecord.read(against)
         value = parse_payload(payload, record.payload)
         live = _live_record(workflow, value)
         diff = trace_diff(record.events, live.events, record.outputs, live.outputs)
@@ -78,10 +76,7 @@ def verify(file: str, payload: str | None, count: int, against: str | None) -> N
         )
         if result.returncode == EXIT_INVALID or not result.stdout:
             die(f"run {index + 1} could not start: {result.stderr.strip().splitlines()[-1:]}")
-        try:
-            records.append(RunRecord.parse(result.stdout, f"run {index + 1}"))
-        except RecordError as exc:
-            die(str(exc))
+        records.append(RunRecord.parse(result.stdout, f"run {index + 1}"))
     first_record = records[0]
     for index, other in enumerate(records[1:], start=2):
         if other.digests != first_record.digests:
@@ -102,7 +97,7 @@ def _live_record(workflow: Workflow, payload: Any) -> RunRecord:
     from ..records.export import RunRecord
 
     orchestrator = TaskOrchestrator(workflow.graph, on_failure=workflow.on_failure)
-    return RunRecord.from_run(orchestrator.run(payload), workflow)
+    return RunRecord.from_run(orchestrator.start(payload).run_to_end(), workflow)
 
 
 @cli.command()

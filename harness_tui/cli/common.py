@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from ..engine.canonical import CanonicalError, check_json
+from ..engine.errors import HarnessError
 
 if TYPE_CHECKING:
     from ..workflow.loader import Workflow
@@ -24,22 +25,24 @@ def die(message: str, code: int = EXIT_INVALID) -> NoReturn:
 
 
 def load_or_die(path: str) -> Workflow:
-    """Load a workflow, or print each problem as ``file:line:col: message`` and exit 2."""
+    """Load a workflow; its problems reach the user through :func:`exit_with_error`."""
     # Deferred: the loader brings pydantic, PyYAML and JMESPath (about 110 ms), which
     # `--help`, `runs` and `replay` of a broken path do not need.
-    from ..workflow.errors import WorkflowError
     from ..workflow.loader import load_workflow
 
-    try:
-        return load_workflow(path)
-    except WorkflowError as exc:
-        exit_with_problems(exc)
+    return load_workflow(path)
 
 
-def exit_with_problems(error: Exception) -> NoReturn:
-    """Print a WorkflowError's problems, one ``file:line:col: message`` line each; exit 2."""
-    for problem in getattr(error, "problems", [error]):
-        click.echo(str(problem), err=True)
+def exit_with_error(error: HarnessError) -> NoReturn:
+    """The one place an error reaches the user: a workflow's problems one
+    ``file:line:col: message`` line each, anything else one ``error:`` line; exit 2."""
+    from ..workflow.errors import WorkflowError
+
+    if isinstance(error, WorkflowError):
+        for problem in error.problems:
+            click.echo(str(problem), err=True)
+    else:
+        click.echo(f"error: {error}", err=True)
     sys.exit(EXIT_INVALID)
 
 

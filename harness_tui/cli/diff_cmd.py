@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from .app import cli
-from .common import EXIT_FAILED, EXIT_OK, die, exit_with_problems, parse_payload
+from .common import EXIT_FAILED, EXIT_OK, die, parse_payload
 
 if TYPE_CHECKING:
     from ..engine.diff import PlanDiff
@@ -18,13 +18,9 @@ if TYPE_CHECKING:
 
 
 def _load(spec: str) -> Workflow:
-    from ..workflow.errors import WorkflowError
     from ..workflow.sources import load_source
 
-    try:
-        return load_source(spec)
-    except WorkflowError as exc:
-        exit_with_problems(exc)
+    return load_source(spec)
 
 
 def _is_export(spec: str) -> bool:
@@ -109,13 +105,9 @@ def _print_side_by_side(result: PlanDiff, old: str, new: str) -> None:
 
 def _trace_diff(old: str, new: str, as_json: bool, exit_code: bool) -> None:
     from ..records.divergence import trace_diff
-    from ..records.errors import RecordError
     from ..records.export import RunRecord
 
-    try:
-        a, b = RunRecord.read(old), RunRecord.read(new)
-    except RecordError as exc:
-        die(str(exc))
+    a, b = RunRecord.read(old), RunRecord.read(new)
     result = trace_diff(a.events, b.events, a.outputs, b.outputs)
     if as_json:
         click.echo(json.dumps([d.to_json() for d in result.differences], indent=2))

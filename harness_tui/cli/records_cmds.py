@@ -47,23 +47,9 @@ redact_option = click.option(
 
 
 def _open_store(path: str | None) -> RunStore:
-    from ..records.errors import RecordError
     from ..records.store import RunStore, default_store_path
 
-    try:
-        return RunStore(path or default_store_path())
-    except RecordError as exc:
-        die(str(exc))
-
-
-def read_record(path: str) -> RunRecord:
-    from ..records.errors import RecordError
-    from ..records.export import RunRecord
-
-    try:
-        return RunRecord.read(path)
-    except RecordError as exc:
-        die(str(exc))
+    return RunStore(path or default_store_path())
 
 
 def _write_export(record: RunRecord, target: str, fmt: str) -> None:
@@ -228,14 +214,8 @@ def runs(store_path: str | None, as_json: bool) -> None:
 @store_option
 def export(run_id: str, file: str, fmt: str, redact: str, store_path: str | None) -> None:
     """Export a stored run to a JSON file (written atomically)."""
-    from ..records.errors import RecordError
-
     store = _open_store(store_path)
-    try:
-        record = store.export(run_id, redact=[k for k in redact.split(",") if k])
-    except RecordError as exc:
-        die(str(exc))
-    _write_export(record, file, fmt)
+    _write_export(store.export(run_id, redact=[k for k in redact.split(",") if k]), file, fmt)
 
 
 @cli.command()
@@ -244,17 +224,9 @@ def export(run_id: str, file: str, fmt: str, redact: str, store_path: str | None
 @click.option("--export", "export_to", metavar="FILE|-", help="Write the run export here.")
 def resume(run_id: str, store_path: str | None, export_to: str | None) -> None:
     """Continue a stored run (interrupted or abandoned) from its last committed task."""
-    from ..engine.resume import ResumeError
-    from ..records.errors import RecordError
     from ..records.live import LiveRun
 
-    store = _open_store(store_path)
-    try:
-        live = LiveRun.resume(store, run_id)
-    except RecordError as exc:
-        die(str(exc))
-    except ResumeError as exc:
-        die(f"run {run_id}: {exc}")
+    live = LiveRun.resume(_open_store(store_path), run_id)
     the_run = live.run
     if the_run.finished:
         click.echo(f"run {run_id} had already finished: {the_run.status.value}", err=True)
@@ -269,14 +241,11 @@ def resume(run_id: str, store_path: str | None, export_to: str | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def replay(file: str, as_json: bool) -> None:
     """Replay an exported run offline (no user code runs) and check it reproduces exactly."""
-    from ..records.errors import RecordError
+    from ..records.export import RunRecord
     from ..records.replay import replay as do_replay
 
-    record = read_record(file)
-    try:
-        report = do_replay(record)
-    except RecordError as exc:
-        die(str(exc))
+    record = RunRecord.read(file)
+    report = do_replay(record)
     if as_json:
         click.echo(
             json.dumps(

@@ -14,10 +14,13 @@ import json
 import math
 from typing import Any
 
+from .errors import HarnessError
+
 __all__ = [
     "CanonicalError",
     "canonical_json",
     "check_json",
+    "compute_task_id",
     "digest",
     "digest_text",
     "payload_text",
@@ -66,7 +69,7 @@ quote = _quote
 """JSON string literal of a str, non-ASCII kept (canonical form)."""
 
 
-class CanonicalError(ValueError):
+class CanonicalError(HarnessError, ValueError):
     """A value is not a JSON value.
 
     Attributes:
@@ -184,8 +187,16 @@ def task_id_from_text(name: str, text: str) -> str:
 
 
 def task_id(name: str, payload: Any) -> str:
-    """The stable task id: first 16 hex digits of sha256 of ``name:payload-json`` (I1)."""
+    """The stable task id: first 16 hex digits of sha256 of ``name:payload-json`` (I1).
+
+    Name first; the article's :func:`compute_task_id` takes the payload first.
+    """
     return task_id_from_text(name, payload_text(payload))
+
+
+def compute_task_id(payload: Any, task_name: str) -> str:
+    """The stable task id of ``task_name`` for ``payload``, argument order as in the article."""
+    return task_id_from_text(task_name, payload_text(payload))
 
 
 def digest_text(text: str) -> str:

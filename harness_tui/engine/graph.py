@@ -13,7 +13,11 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from .canonical import compute_task_id
+from .errors import HarnessError
+
 __all__ = [
+    "CycleError",
     "GraphError",
     "GraphProblem",
     "TaskGraph",
@@ -47,7 +51,8 @@ class TaskNode:
         fn: the callable that runs the task (one mapping in, a JSON value out).
         depends_on: names of the tasks whose outputs this one needs.
         max_retries: retries after the first attempt (attempts = max_retries + 1).
-        timeout_seconds: limit for one attempt, or None.
+        timeout_seconds: limit for one attempt, or None for no limit (the article's default,
+            30 s; an attempt without a limit skips the timer altogether).
         retry_interval: fixed seconds to wait (through the clock) before each retry.
         fallback: produces the output when every attempt failed, or None.
         when: predicate over ``{"payload", "results"}``; false skips the task.
@@ -63,7 +68,7 @@ class TaskNode:
     fn: TaskFn | None = None
     depends_on: tuple[str, ...] = ()
     max_retries: int = 0
-    timeout_seconds: float | None = None
+    timeout_seconds: float | None = 30.0
     retry_interval: float = 0.0
     fallback: TaskFn | None = None
     when: Predicate | None = None
@@ -98,12 +103,27 @@ class GraphProblem:
     message: str
 
 
-class GraphError(ValueError):
-    """A graph is invalid; ``problems`` lists every problem found."""
+class GraphError(HarnessError, ValueError):
+    """A graph is invalid; ``problems`` lists every problem found.
+
+    A ``ValueError``, as the article's ``add_task`` promises for an unregistered dependency.
+    """
 
     def __init__(self, problems: Sequence[GraphProblem]) -> None:
         self.problems = tuple(problems)
         super().__init__("; ".join(p.message for p in self.problems))
+
+    @classmethod
+    def of(cls, problems: Sequence[GraphProblem]) -> GraphError:
+        """The error for ``problems``: a :class:`CycleError` when one of them is a cycle."""
+        if any(problem.kind == "cycle" for problem in problems):
+            return CycleError(problems)
+        return cls(problems)
+
+
+class CycleError(GraphError, RuntimeError):
+    """The graph has a cycle (``problems`` names its tasks). Also a ``RuntimeError``, as the
+    article's ``build_plan`` promises."""
 
 
 def _field_problems(node: TaskNode) -> list[GraphProblem]:
@@ -216,7 +236,7 @@ class TaskGraph:
                 GraphProblem("cycle", tuple(cycle), "cycle: " + " -> ".join([*cycle, cycle[0]]))
             )
         if problems:
-            raise GraphError(problems)
+            raise GraphError.of(problems)
         return graph
 
     def add_task(self, node: TaskNode) -> None:
@@ -277,6 +297,33 @@ class TaskGraph:
     def tasks(self) -> Mapping[str, TaskNode]:
         """Alias of :attr:`nodes` (the article's name)."""
         return self._nodes
+
+    # -- the article's API ------------------------------------------------------------------
+
+    def get_task(self, name: str) -> TaskNode:
+        """The task called ``name``.
+
+        Raises:
+            KeyError: no such task.
+        """
+        return self._nodes[name]
+
+    def all_tasks(self) -> list[TaskNode]:
+        """Every task, in declaration order."""
+        return list(self._nodes.values())
+
+    def dependencies_of(self, name: str) -> list[str]:
+        """The names of the tasks ``name`` depends on directly, as declared."""
+        return list(self._nodes[name].depends_on)
+
+    @staticmethod
+    def compute_task_id(payload: Any, task_name: str) -> str:
+        """The stable id of ``task_name`` for ``payload`` (I1): the first 16 hex digits of
+        ``sha256(f"{task_name}:{json.dumps(payload, sort_keys=True, ensure_ascii=False)}")``.
+        """
+        return compute_task_id(payload, task_name)
+
+    # -- ours -------------------------------------------------------------------------------
 
     def dependents(self, name: str) -> Sequence[str]:
         """Names of the tasks that depend directly on ``name``."""

@@ -6,7 +6,6 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .clock import Clock
-from .events import FAILURE_STATUSES, RunStatus
 from .executors import Executor
 from .graph import Predicate, TaskFn, TaskGraph, TaskNode, Trigger
 from .orchestrator import TaskOrchestrator
@@ -18,9 +17,10 @@ __all__ = ["Harness"]
 class Harness:
     """Register tasks, then run them deterministically.
 
-    Example:
+    Example (the article's form, then the keyword form):
         >>> h = Harness()
-        >>> h.register("hello", lambda inputs: {"hi": inputs["payload"]["who"]})
+        >>> h.register(TaskNode("hello", lambda inputs: {"hi": inputs["payload"]["who"]}))
+        >>> h.register("bye", lambda inputs: "bye", depends_on=["hello"])
         >>> h.run({"who": "you"})["results"]["hello"]
         {'hi': 'you'}
 
@@ -36,11 +36,11 @@ class Harness:
 
     def register(
         self,
-        name: str,
-        fn: TaskFn,
+        task: TaskNode | str,
+        fn: TaskFn | None = None,
         depends_on: Iterable[str] | None = None,
         max_retries: int = 0,
-        timeout_seconds: float | None = None,
+        timeout_seconds: float | None = 30.0,
         *,
         retry_interval: float = 0.0,
         fallback: TaskFn | None = None,
@@ -48,27 +48,35 @@ class Harness:
         trigger: Trigger | str = Trigger.ALL_SUCCEEDED,
         params: Mapping[str, Any] | None = None,
         description: str = "",
-    ) -> TaskNode:
-        """Add a task; its dependencies must already be registered (as in the article).
+    ) -> None:
+        """Add a task: a :class:`TaskNode` (the article's call), or a name with the node's
+        fields as arguments. Its dependencies must already be registered (as in the article).
 
         Raises:
-            GraphError: the name is taken or invalid, or a dependency is unknown.
+            GraphError: the name is taken or invalid, or a dependency is unknown (a
+                ``ValueError``).
+            TypeError: a :class:`TaskNode` was given together with node fields.
         """
-        node = TaskNode(
-            name=name,
-            fn=fn,
-            depends_on=tuple(depends_on or ()),
-            max_retries=max_retries,
-            timeout_seconds=timeout_seconds,
-            retry_interval=retry_interval,
-            fallback=fallback,
-            when=when,
-            trigger=Trigger(trigger),
-            params=dict(params or {}),
-            description=description,
+        if isinstance(task, TaskNode):
+            if fn is not None or depends_on is not None:
+                raise TypeError("register(TaskNode) takes no other task fields")
+            self.graph.add_task(task)
+            return
+        self.graph.add_task(
+            TaskNode(
+                name=task,
+                fn=fn,
+                depends_on=tuple(depends_on or ()),
+                max_retries=max_retries,
+                timeout_seconds=timeout_seconds,
+                retry_interval=retry_interval,
+                fallback=fallback,
+                when=when,
+                trigger=Trigger(trigger),
+                params=dict(params or {}),
+                description=description,
+            )
         )
-        self.graph.add_task(node)
-        return node
 
     @property
     def scheduler(self) -> DeterministicScheduler:
@@ -78,20 +86,15 @@ class Harness:
     @property
     def orchestrator(self) -> TaskOrchestrator:
         """An orchestrator over the current graph (stops at the first failure)."""
-        return TaskOrchestrator(self.graph, executor=self._executor, clock=self._clock)
+        return TaskOrchestrator(
+            self.graph, self.scheduler, executor=self._executor, clock=self._clock
+        )
 
     def run(self, payload: Any) -> dict[str, Any]:
         """Run every task and return ``{"payload", "results", "trace"}``.
 
         Raises:
-            RuntimeError: a task still failed after its retries (and had no fallback).
+            TaskFailedError: a task still failed after its retries and had no fallback (a
+                ``RuntimeError``).
         """
-        run = self.orchestrator.run(payload)
-        if run.status is not RunStatus.SUCCEEDED:
-            failed = next(e for e in reversed(run.events) if e.status in FAILURE_STATUSES)
-            error = failed.error or {}
-            raise RuntimeError(
-                f"task {failed.task!r} failed after {failed.attempt} attempt(s): "
-                f"{error.get('type', 'Error')}: {error.get('message', '')}"
-            )
-        return {"payload": run.payload, "results": run.results, "trace": run.canonical_trace()}
+        return self.orchestrator.run(payload)

@@ -16,6 +16,7 @@ from .canonical import combine_digests, loads
 from .clock import Clock, SystemClock
 from .context import Listener, RunContext
 from .driver import Driver
+from .errors import TaskFailedError
 from .events import (
     FAILURE_STATUSES,
     RUN_FAILING_STATUSES,
@@ -79,8 +80,13 @@ RetireListener = Callable[[RetiredStep], None]
 class TaskOrchestrator:
     """Executes a graph's plan task by task.
 
+    ``TaskOrchestrator(graph, scheduler).run(payload)`` is the article's call and returns its
+    ``{"payload", "results", "trace"}``; :meth:`start` returns a :class:`Run` to step.
+
     Args:
         graph: a validated task graph.
+        scheduler: the scheduler to plan with (default: a :class:`DeterministicScheduler` over
+            ``graph``).
         executor: how attempts run (default: :class:`SerialExecutor`).
         clock: where time comes from (default: :class:`SystemClock`).
         on_failure: ``stop`` or ``continue`` (see :class:`OnFailure`).
@@ -90,13 +96,15 @@ class TaskOrchestrator:
     def __init__(
         self,
         graph: TaskGraph,
+        scheduler: DeterministicScheduler | None = None,
+        *,
         executor: Executor | None = None,
         clock: Clock | None = None,
         on_failure: OnFailure | str = OnFailure.STOP,
         listeners: Iterable[Listener] = (),
     ) -> None:
         self.graph = graph
-        self.scheduler = DeterministicScheduler(graph)
+        self.scheduler = scheduler if scheduler is not None else DeterministicScheduler(graph)
         self.executor: Executor = executor if executor is not None else SerialExecutor()
         self.clock: Clock = clock if clock is not None else SystemClock()
         self.on_failure = OnFailure(on_failure)
@@ -108,9 +116,13 @@ class TaskOrchestrator:
         """Plan ``payload`` and return a :class:`Run` positioned before its first task."""
         return Run(self, plan if plan is not None else self.scheduler.plan(payload))
 
-    def run(self, payload: Any) -> Run:
-        """Start a run and execute it to the end."""
-        return self.start(payload).run_to_end()
+    def run(self, payload: Any) -> dict[str, Any]:
+        """Run every task; return ``{"payload", "results", "trace"}`` (the article's call).
+
+        Raises:
+            TaskFailedError: a task still failed after its retries (a ``RuntimeError``).
+        """
+        return self.start(payload).run_to_end().outcome()
 
     def resume(self, payload: Any, events: Sequence[TraceEvent], outputs: Mapping[str, str]) -> Run:
         """Rebuild a run from recorded events and outputs, ready to go on where it stopped.
@@ -299,6 +311,24 @@ class Run:
     def digest(self) -> str:
         """The run digest: a pure function of workflow, payload and task outputs (I3)."""
         return self.digests()["run"]
+
+    def outcome(self) -> dict[str, Any]:
+        """``{"payload", "results", "trace"}`` of a run that succeeded (the article's result).
+
+        Raises:
+            TaskFailedError: the run did not succeed; names the first task that failed.
+        """
+        result = {"payload": self.payload, "results": self.results, "trace": self.canonical_trace()}
+        if self.status is not RunStatus.SUCCEEDED:
+            failed = next(
+                (e for e in self.final_events() if e.status in RUN_FAILING_STATUSES),
+                None,
+            )
+            if failed is None:  # stopped before any task finished
+                raise TaskFailedError("<run>", 0, {"type": "Cancelled", "message": ""}, result)
+            error = failed.error or {"type": str(failed.status), "message": ""}
+            raise TaskFailedError(failed.task, failed.attempt, dict(error), result)
+        return result
 
     # -- internals --------------------------------------------------------------------------
 

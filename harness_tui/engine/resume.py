@@ -8,12 +8,13 @@ from typing import NamedTuple
 
 from .canonical import digest_text
 from .context import RunContext
+from .errors import HarnessError
 from .events import FAILURE_STATUSES, OUTPUT_STATUSES, Status, TraceEvent, ends_task
 
 __all__ = ["Restored", "ResumeError", "restore"]
 
 
-class ResumeError(ValueError):
+class ResumeError(HarnessError, ValueError):
     """Recorded events cannot be resumed against this workflow and payload."""
 
 

@@ -16,7 +16,7 @@ from operator import itemgetter
 from typing import Any, NamedTuple
 
 from .canonical import payload_text, quote
-from .graph import GraphError, GraphProblem, TaskGraph
+from .graph import CycleError, GraphProblem, TaskGraph
 
 __all__ = ["DeterministicScheduler", "Plan", "PlanStep"]
 
@@ -129,7 +129,11 @@ class DeterministicScheduler:
         self.graph = graph
 
     def build_plan(self, payload: Any) -> list[str]:
-        """Task names in execution order (the article's API)."""
+        """Task names in execution order (the article's API).
+
+        Raises:
+            CycleError: the graph has a cycle (a ``RuntimeError``, as the article promises).
+        """
         return list(self.plan(payload).names)
 
     def plan(self, payload: Any) -> Plan:
@@ -137,7 +141,7 @@ class DeterministicScheduler:
 
         Raises:
             CanonicalError: the payload is not a JSON value.
-            GraphError: the graph has a cycle.
+            CycleError: the graph has a cycle (a GraphError and a RuntimeError).
         """
         text = payload_text(payload)
         topology = self.graph.topology()
@@ -191,7 +195,7 @@ class DeterministicScheduler:
                         push(heap, keys[child])
         if len(order) != n:
             stuck = sorted(names[i] for i, count in enumerate(indegree) if count)
-            raise GraphError(
+            raise CycleError(
                 [GraphProblem("cycle", tuple(stuck), "cycle among: " + ", ".join(stuck))]
             )
         if n == 0:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from ..engine.errors import HarnessError
+
 __all__ = ["RecordError", "StoreError"]
 
 
-class RecordError(ValueError):
+class RecordError(HarnessError, ValueError):
     """A run export or the run store is unusable; the message says what is wrong."""
 
 

@@ -15,6 +15,7 @@ from ..engine.driver import Driver, Stop
 from ..engine.events import FAILURE_STATUSES, Status
 from ..engine.executors import Executor
 from ..engine.orchestrator import Run, TaskOrchestrator
+from ..engine.resume import ResumeError
 from ..workflow.loader import Workflow
 from .errors import StoreError
 from .export import RunRecord
@@ -109,7 +110,10 @@ class LiveRun:
             StoreError: unknown run, still running elsewhere, or an unusable store.
             ResumeError: the stored events do not fit the stored workflow.
         """
-        workflow, run = store.resume(run_id, executor=executor, clock=clock, attach=False)
+        try:
+            workflow, run = store.resume(run_id, executor=executor, clock=clock, attach=False)
+        except ResumeError as exc:
+            raise ResumeError(f"run {run_id}: {exc}") from None
         live = cls(workflow, run, store=store, run_id=run_id)
         if not run.finished:
             store.attach(run, run_id, on_error=live._lost)

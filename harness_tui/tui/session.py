@@ -15,6 +15,7 @@ from typing import Any
 from ..engine.canonical import CanonicalError, check_json, digest
 from ..engine.clock import Clock
 from ..engine.driver import Stop
+from ..engine.errors import HarnessError
 from ..engine.events import Status, TraceEvent, ends_task
 from ..engine.executors import SerialExecutor
 from ..engine.orchestrator import Run
@@ -34,7 +35,7 @@ COALESCE_SECONDS = 0.05
 """At most one batch of events per this many seconds while continuing (the UI stays smooth)."""
 
 
-class OpenError(Exception):
+class OpenError(HarnessError):
     """A file could not be opened; ``lines`` say why (``file:line:col: message`` each)."""
 
     def __init__(self, path: str, lines: list[str]) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..engine.errors import HarnessError
+
 __all__ = ["Problem", "WorkflowError"]
 
 
@@ -30,7 +32,7 @@ class Problem:
         return f"{self.path}: {self.message}"
 
 
-class WorkflowError(ValueError):
+class WorkflowError(HarnessError, ValueError):
     """A workflow file is invalid; ``problems`` lists each problem, sorted by position."""
 
     def __init__(self, problems: Sequence[Problem]) -> None:

@@ -115,3 +115,24 @@ def test_verify_across_hash_seeds(tmp_path: Path) -> None:
     assert code == 1
     assert out.startswith("not deterministic: run ")
     assert "task pick" in out and "output_digest" in out
+
+
+def test_every_command_reports_a_harness_error_as_one_line_and_exit_2(tmp_path: Path) -> None:
+    from harness_tui.engine.errors import HarnessError
+
+    runner = CliRunner()
+    store = str(tmp_path / "runs.db")
+    broken = tmp_path / "bad.json"
+    broken.write_text('{"format": "harness-run", "format_version": "1.0", ')  # truncated
+    cases = [
+        ["resume", "nope", "--store", store],
+        ["export", "nope", str(tmp_path / "x.json"), "--store", store],
+        ["replay", str(broken)],
+        ["diff", str(broken), str(broken)],
+    ]
+    for args in cases:
+        result = runner.invoke(cli, args)
+        assert result.exit_code == 2, (args, result.output)
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: "), (args, lines)
+        assert not isinstance(result.exception, HarnessError)

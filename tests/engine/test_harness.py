@@ -50,7 +50,7 @@ import json
 from tests.engine.demo import demo_harness
 harness = demo_harness()
 out = harness.run({"user_id": "u001", "tags": ["a", "b"]})
-run = harness.orchestrator.run({"user_id": "u001", "tags": ["a", "b"]})
+run = harness.orchestrator.start({"user_id": "u001", "tags": ["a", "b"]}).run_to_end()
 print(json.dumps({"out": out, "digests": run.digests()}, sort_keys=True))
 """
 

@@ -42,7 +42,7 @@ def run_of(*nodes: TaskNode, on_failure: str = "stop", clock: FakeClock | None =
     orchestrator = TaskOrchestrator(
         TaskGraph.from_nodes(nodes), clock=clock or FakeClock(), on_failure=on_failure
     )
-    return orchestrator.run(PAYLOAD)
+    return orchestrator.start(PAYLOAD).run_to_end()
 
 
 def statuses(run: Run) -> list[tuple[str, str, int]]:
@@ -134,7 +134,7 @@ def test_real_timeout_interrupts_or_abandons_a_hanging_task(mode: str) -> None:
     graph = TaskGraph.from_nodes([TaskNode("h", hang, timeout_seconds=0.2)])
     orchestrator = TaskOrchestrator(graph, executor=SerialExecutor(timeouts=mode))
     started = time.monotonic()
-    run = orchestrator.run(PAYLOAD)
+    run = orchestrator.start(PAYLOAD).run_to_end()
     elapsed = time.monotonic() - started
     release.set()
     assert statuses(run)[-1] == ("h", "timed_out", 1)
@@ -350,16 +350,22 @@ def test_listeners_receive_every_event_in_order() -> None:
     orchestrator = TaskOrchestrator(
         graph, clock=FakeClock(), listeners=[lambda e: got.append(e.seq)]
     )
-    run = orchestrator.run(PAYLOAD)
+    run = orchestrator.start(PAYLOAD).run_to_end()
     assert got == list(range(len(run.events))) == [e.seq for e in run.events]
 
 
 def test_timings_stay_out_of_the_canonical_trace() -> None:
     def build() -> Run:
-        return TaskOrchestrator(
-            TaskGraph.from_nodes([TaskNode("a", const(1)), TaskNode("b", flaky(1), max_retries=1)]),
-            clock=FakeClock(start=time.time(), tick=0.37),
-        ).run(PAYLOAD)
+        return (
+            TaskOrchestrator(
+                TaskGraph.from_nodes(
+                    [TaskNode("a", const(1)), TaskNode("b", flaky(1), max_retries=1)]
+                ),
+                clock=FakeClock(start=time.time(), tick=0.37),
+            )
+            .start(PAYLOAD)
+            .run_to_end()
+        )
 
     one, two = build(), build()
     assert one.events[0].started_at != two.events[0].started_at
@@ -375,8 +381,14 @@ def test_declaration_order_does_not_change_trace_or_digest() -> None:
         TaskNode("c", const(3), depends_on=("a",)),
         TaskNode("d", const(4), depends_on=("b", "c")),
     ]
-    one = TaskOrchestrator(TaskGraph.from_nodes(nodes), clock=FakeClock()).run(PAYLOAD)
-    two = TaskOrchestrator(TaskGraph.from_nodes(nodes[::-1]), clock=FakeClock()).run(PAYLOAD)
+    one = (
+        TaskOrchestrator(TaskGraph.from_nodes(nodes), clock=FakeClock()).start(PAYLOAD).run_to_end()
+    )
+    two = (
+        TaskOrchestrator(TaskGraph.from_nodes(nodes[::-1]), clock=FakeClock())
+        .start(PAYLOAD)
+        .run_to_end()
+    )
     assert one.digest == two.digest
 
 
@@ -406,7 +418,9 @@ def test_replay_with_recorded_executor_reproduces_the_run_without_code() -> None
         TaskNode("b", boom, depends_on=("a",), fallback=const("fb")),
         TaskNode("c", const(3), depends_on=("b",)),
     ]
-    live = TaskOrchestrator(TaskGraph.from_nodes(nodes), clock=FakeClock()).run(PAYLOAD)
+    live = (
+        TaskOrchestrator(TaskGraph.from_nodes(nodes), clock=FakeClock()).start(PAYLOAD).run_to_end()
+    )
     outputs = {name: commit.text for name, commit in live.state.commits.items()}
 
     def forbidden(inputs: Inputs) -> Any:
@@ -422,11 +436,15 @@ def test_replay_with_recorded_executor_reproduces_the_run_without_code() -> None
         )
         for n in nodes
     ]
-    replay = TaskOrchestrator(
-        TaskGraph.from_nodes(codeless),
-        executor=RecordedExecutor(live.events, outputs),
-        clock=FakeClock(),
-    ).run(PAYLOAD)
+    replay = (
+        TaskOrchestrator(
+            TaskGraph.from_nodes(codeless),
+            executor=RecordedExecutor(live.events, outputs),
+            clock=FakeClock(),
+        )
+        .start(PAYLOAD)
+        .run_to_end()
+    )
     assert replay.canonical_trace() == live.canonical_trace()
     assert replay.digests() == live.digests()
 
@@ -439,7 +457,11 @@ def test_resume_after_interruption_equals_uninterrupted_run() -> None:
             TaskNode("c", const(3), depends_on=("b",)),
         ]
 
-    whole = TaskOrchestrator(TaskGraph.from_nodes(nodes()), clock=FakeClock()).run(PAYLOAD)
+    whole = (
+        TaskOrchestrator(TaskGraph.from_nodes(nodes()), clock=FakeClock())
+        .start(PAYLOAD)
+        .run_to_end()
+    )
     for cut in range(len(whole.events) + 1):
         executed: list[str] = []
 
@@ -470,7 +492,7 @@ def test_resume_after_interruption_equals_uninterrupted_run() -> None:
 
 def test_resume_refuses_events_of_another_plan() -> None:
     graph = TaskGraph.from_nodes([TaskNode("a", const(1))])
-    run = TaskOrchestrator(graph, clock=FakeClock()).run(PAYLOAD)
+    run = TaskOrchestrator(graph, clock=FakeClock()).start(PAYLOAD).run_to_end()
     with pytest.raises(ResumeError, match="plan has a"):
         TaskOrchestrator(graph).resume({"user_id": "other"}, run.events, {"a": "1"})
     with pytest.raises(ResumeError, match="missing or altered"):
@@ -488,11 +510,19 @@ def test_the_executor_does_not_change_the_trace(isolate: bool, timeouts: str) ->
             TaskNode("d", const(4), depends_on=("b", "c"), timeout_seconds=5),
         ]
 
-    reference = TaskOrchestrator(TaskGraph.from_nodes(nodes()), clock=FakeClock()).run(PAYLOAD)
-    other = TaskOrchestrator(
-        TaskGraph.from_nodes(nodes()),
-        executor=SerialExecutor(isolate=isolate, timeouts=timeouts),
-    ).run(PAYLOAD)
+    reference = (
+        TaskOrchestrator(TaskGraph.from_nodes(nodes()), clock=FakeClock())
+        .start(PAYLOAD)
+        .run_to_end()
+    )
+    other = (
+        TaskOrchestrator(
+            TaskGraph.from_nodes(nodes()),
+            executor=SerialExecutor(isolate=isolate, timeouts=timeouts),
+        )
+        .start(PAYLOAD)
+        .run_to_end()
+    )
     assert other.canonical_trace() == reference.canonical_trace()
     assert other.digests() == reference.digests()
 

@@ -24,7 +24,7 @@ def record_of(workflow: Workflow, payload: Any = None, **kwargs: Any) -> RunReco
     orchestrator = TaskOrchestrator(
         workflow.graph, clock=FakeClock(tick=0.01), on_failure=workflow.on_failure
     )
-    run = orchestrator.run(workflow.payload if payload is None else payload)
+    run = orchestrator.start(workflow.payload if payload is None else payload).run_to_end()
     return RunRecord.from_run(run, workflow, **kwargs)
 
 
@@ -41,13 +41,13 @@ def test_round_trip_is_byte_identical(exported: Path, tmp_path: Path) -> None:
 
 def test_two_exports_of_one_run_differ_only_in_timings_environment_checksum() -> None:
     workflow = load_workflow(ROOT / "workflows/user_profile.yaml")
-    run = TaskOrchestrator(workflow.graph).run(workflow.payload)
+    run = TaskOrchestrator(workflow.graph).start(workflow.payload).run_to_end()
     one = RunRecord.from_run(run, workflow).document
     two = RunRecord.from_run(run, workflow).document
     two["environment"] = {"python": "elsewhere"}
     differing = {k for k in one if one[k] != two.get(k)}
     assert differing <= {"timings", "environment", "checksum"}
-    other_run = TaskOrchestrator(workflow.graph).run(workflow.payload)
+    other_run = TaskOrchestrator(workflow.graph).start(workflow.payload).run_to_end()
     three = RunRecord.from_run(other_run, workflow).document
     assert {k for k in one if one[k] != three[k]} <= {"timings", "environment", "checksum"}
 
@@ -166,7 +166,7 @@ def test_export_referencing_os_system_replays_without_running_anything(tmp_path:
         TaskNode(n.name, lambda i: {"ok": True}, n.depends_on, params=n.params)
         for n in workflow.graph.nodes.values()
     )
-    run = TaskOrchestrator(harmless, clock=FakeClock()).run({})
+    run = TaskOrchestrator(harmless, clock=FakeClock()).start({}).run_to_end()
     path = RunRecord.from_run(run, workflow).write(tmp_path / "dangerous.json")
     code = (
         "import sys, os, shutil\n"

@@ -78,7 +78,11 @@ def test_back_in_time(snap_compare: Any) -> None:
 
 def test_replay_mode(snap_compare: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     workflow = load_workflow("workflows/user_profile.yaml")
-    run = TaskOrchestrator(workflow.graph, clock=FakeClock(tick=0.5)).run(workflow.payload)
+    run = (
+        TaskOrchestrator(workflow.graph, clock=FakeClock(tick=0.5))
+        .start(workflow.payload)
+        .run_to_end()
+    )
     RunRecord.from_run(run, workflow).write(tmp_path / "user_profile-run.json")
     monkeypatch.chdir(tmp_path)
 

@@ -47,14 +47,14 @@ def test_references_resolve_relative_to_the_workflow_folder(tmp_path: Path) -> N
         "name: rel\ntasks:\n  d: {run: 'mytasks_pkg_for_test.steps:double'}\n"
     )
     workflow = load_workflow(tmp_path / "wf.yaml")
-    run = TaskOrchestrator(workflow.graph).run({"n": 21})
+    run = TaskOrchestrator(workflow.graph).start({"n": 21}).run_to_end()
     assert run.results == {"d": 42}
     assert str(tmp_path) not in sys.path
 
 
 def test_missing_module_is_a_clear_task_failure(tmp_path: Path) -> None:
     workflow = parse_workflow("name: m\ntasks:\n  a: {run: 'no_such_module_xyz:go'}\n")
-    run = TaskOrchestrator(workflow.graph).run({})
+    run = TaskOrchestrator(workflow.graph).start({}).run_to_end()
     error = run.events[-1].error
     assert error is not None and error["type"] == "ResolveError"
     assert "cannot import 'no_such_module_xyz'" in error["message"]
@@ -74,7 +74,11 @@ def test_missing_module_is_a_clear_task_failure(tmp_path: Path) -> None:
 def test_when_follows_jmespath_truthiness(expr: str, truth: bool) -> None:
     text = f'name: c\ntasks:\n  t:\n    run: builtin:echo\n    when: "{expr}"\n'
     workflow = parse_workflow(text)
-    run = TaskOrchestrator(workflow.graph).run({"flag": True, "zero": 0, "empty": [], "items": [1]})
+    run = (
+        TaskOrchestrator(workflow.graph)
+        .start({"flag": True, "zero": 0, "empty": [], "items": [1]})
+        .run_to_end()
+    )
     assert run.state.status("t").value == ("succeeded" if truth else "skipped")  # type: ignore[union-attr]
 
 
@@ -93,7 +97,9 @@ tasks:
 
     clock = FakeClock()
     workflow = parse_workflow(text)
-    run = TaskOrchestrator(workflow.graph, clock=clock, on_failure="continue").run({})
+    run = (
+        TaskOrchestrator(workflow.graph, clock=clock, on_failure="continue").start({}).run_to_end()
+    )
     assert run.results["merged"] == {"a": 1, "b": 2}
     assert run.results["picked"] == 2
     assert run.results["flaky"] == "done"

@@ -12,8 +12,10 @@ from harness_tui.workflow.loader import load_workflow
 
 def run_file(path: Path) -> Run:
     workflow = load_workflow(path)
-    return TaskOrchestrator(workflow.graph, clock=FakeClock(), on_failure=workflow.on_failure).run(
-        workflow.payload
+    return (
+        TaskOrchestrator(workflow.graph, clock=FakeClock(), on_failure=workflow.on_failure)
+        .start(workflow.payload)
+        .run_to_end()
     )
 
 
@@ -48,7 +50,11 @@ def test_agent_triage_shows_retries_timeout_fallback_condition(workflows: Path) 
 def test_agent_triage_skips_escalation_for_calm_tickets(workflows: Path) -> None:
     workflow = load_workflow(workflows / "agent_triage.yaml")
     payload = {**workflow.payload, "ticket": "How do I get a refund for last month's invoice?"}
-    run = TaskOrchestrator(workflow.graph, clock=FakeClock(), on_failure="continue").run(payload)
+    run = (
+        TaskOrchestrator(workflow.graph, clock=FakeClock(), on_failure="continue")
+        .start(payload)
+        .run_to_end()
+    )
     assert finals(run)["escalate"] == ("skipped", 0)
     assert run.results["finalize"]["escalated"] is False
     assert "Refunds are issued" in run.results["finalize"]["reply"]

@@ -1,0 +1,193 @@
+"""The seed article's API, called exactly as its demo and its determinism check call it.
+
+Only the import line differs from the article: users arrive with its code and it must work.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness_tui import (
+    DeterministicScheduler,
+    Harness,
+    HarnessError,
+    TaskGraph,
+    TaskNode,
+    TaskOrchestrator,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+EXPECTED = {"final": {"user_id": "u001", "level": "gold", "quota": 100}}
+
+
+# The article's task functions: one mapping in, a JSON value out.
+def extract_user_info(inputs: dict[str, Any]) -> dict[str, Any]:
+    return {"user_id": inputs["payload"]["user_id"]}
+
+
+def check_quota(inputs: dict[str, Any]) -> dict[str, Any]:
+    return {"quota": 100}
+
+
+def enrich_user_data(inputs: dict[str, Any]) -> dict[str, Any]:
+    return {"level": "gold"}
+
+
+def compose_response(inputs: dict[str, Any]) -> dict[str, Any]:
+    results = inputs["context"]["results"]
+    return {
+        "final": {
+            "user_id": results["extract_user_info"]["user_id"],
+            "level": results["enrich_user_data"]["level"],
+            "quota": results["check_quota"]["quota"],
+        }
+    }
+
+
+def build_harness() -> Harness:
+    harness = Harness()
+    harness.register(TaskNode("extract_user_info", extract_user_info))
+    harness.register(TaskNode("check_quota", check_quota, depends_on=["extract_user_info"]))
+    harness.register(
+        TaskNode("enrich_user_data", enrich_user_data, depends_on=["extract_user_info"])
+    )
+    harness.register(
+        TaskNode(
+            "compose_response",
+            compose_response,
+            depends_on=["check_quota", "enrich_user_data"],
+            max_retries=1,
+        )
+    )
+    return harness
+
+
+def test_the_demo() -> None:
+    harness = build_harness()
+    payload = {"user_id": "u001"}
+    plan = harness.scheduler.build_plan(payload)
+    print("Execution plan:", plan)
+    result = harness.run(payload)
+    assert set(result) == {"payload", "results", "trace"}
+    assert result["payload"] == payload
+    assert result["results"]["compose_response"] == EXPECTED
+    assert plan[0] == "extract_user_info" and plan[-1] == "compose_response"
+    assert [e["task"] for e in result["trace"] if e["status"] == "succeeded"] == plan
+
+
+def test_the_determinism_check() -> None:
+    harness = build_harness()
+    payload = {"user_id": "u001"}
+    plan_a = harness.scheduler.build_plan(payload)
+    plan_b = harness.scheduler.build_plan(payload)
+    run_a = harness.run(payload)
+    run_b = harness.run(payload)
+    assert plan_a == plan_b
+    assert run_a["trace"] == run_b["trace"]
+    assert run_a["results"] == run_b["results"]
+
+
+def test_the_orchestrator_with_its_scheduler() -> None:
+    harness = build_harness()
+    scheduler = DeterministicScheduler(harness.graph)
+    orchestrator = TaskOrchestrator(harness.graph, scheduler)
+    assert orchestrator.scheduler is scheduler
+    result = orchestrator.run({"user_id": "u001"})
+    assert result["results"]["compose_response"] == EXPECTED
+
+
+def test_the_graph_methods() -> None:
+    graph = TaskGraph()
+    graph.add_task(TaskNode("extract_user_info", extract_user_info))
+    graph.add_task(TaskNode("check_quota", check_quota, depends_on=["extract_user_info"]))
+    assert graph.get_task("check_quota").fn is check_quota
+    assert [task.name for task in graph.all_tasks()] == ["extract_user_info", "check_quota"]
+    assert graph.dependencies_of("check_quota") == ["extract_user_info"]
+    assert graph.dependencies_of("extract_user_info") == []
+    payload = {"user_id": "u001", "b": [1, "é"]}
+    # The article's formula, written out: the payload argument comes first.
+    text = json.dumps(payload, sort_keys=True, ensure_ascii=False)
+    expected = hashlib.sha256(f"check_quota:{text}".encode()).hexdigest()[:16]
+    assert graph.compute_task_id(payload, "check_quota") == expected
+    assert TaskGraph.compute_task_id(payload, "check_quota") == expected
+    with pytest.raises(KeyError):
+        graph.get_task("nope")
+
+
+def test_a_dependency_must_be_registered_first() -> None:
+    graph = TaskGraph()
+    with pytest.raises(ValueError, match="not registered"):
+        graph.add_task(TaskNode("check_quota", check_quota, depends_on=["extract_user_info"]))
+
+
+def test_a_cycle_is_a_runtime_error() -> None:
+    nodes = [
+        TaskNode("a", extract_user_info, depends_on=["b"]),
+        TaskNode("b", extract_user_info, depends_on=["a"]),
+    ]
+    with pytest.raises(RuntimeError, match="cycle: a -> b -> a") as caught:
+        DeterministicScheduler(TaskGraph.from_nodes(nodes)).build_plan({})
+    assert isinstance(caught.value, HarnessError) and isinstance(caught.value, ValueError)
+
+
+def test_the_task_node_defaults() -> None:
+    node = TaskNode("t", extract_user_info)
+    assert node.depends_on == () and node.max_retries == 0 and node.timeout_seconds == 30.0
+    assert TaskNode("t", extract_user_info, timeout_seconds=None).timeout_seconds is None
+
+
+def test_a_task_that_still_fails_raises_a_runtime_error() -> None:
+    def broken(inputs: dict[str, Any]) -> None:
+        raise ValueError("no quota service")
+
+    harness = Harness()
+    harness.register(TaskNode("broken", broken, max_retries=2))
+    with pytest.raises(RuntimeError, match=r"'broken' failed after 3 attempt\(s\): ValueError"):
+        harness.run({})
+
+
+def test_register_keeps_the_keyword_form() -> None:
+    harness = Harness()
+    harness.register("extract_user_info", extract_user_info)
+    harness.register("check_quota", check_quota, depends_on=["extract_user_info"])
+    assert harness.graph.get_task("check_quota").timeout_seconds == 30.0
+    with pytest.raises(TypeError):
+        harness.register(TaskNode("x", check_quota), check_quota)
+
+
+SCRIPT = """
+import json
+from tests.engine.test_article import build_harness
+harness = build_harness()
+payload = {"user_id": "u001", "tags": ["b", "a"], "meta": {"z": 1, "y": 2}}
+plans = [harness.scheduler.build_plan(payload) for _ in range(2)]
+runs = [harness.run(payload) for _ in range(2)]
+assert plans[0] == plans[1] and runs[0] == runs[1]
+print(json.dumps({"plan": plans[0], "run": runs[0]}, sort_keys=True))
+"""
+
+
+def test_plan_trace_and_results_are_identical_under_three_hash_seeds() -> None:
+    outputs = set()
+    for seed in ("0", "1", "4242"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        result = subprocess.run(
+            [sys.executable, "-c", SCRIPT],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=env,
+            cwd=ROOT,
+        )
+        outputs.add(result.stdout)
+    assert len(outputs) == 1
+    (only,) = outputs
+    assert json.loads(only)["run"]["results"]["compose_response"] == EXPECTED
