@@ -12,7 +12,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, Input, Label, Static
 
-from ...engine.diff import MARKERS, PlanDiff, plan_diff
+from ...engine.diff import MARKERS, DiffKind, PlanDiff, plan_diff
 from ...engine.scheduler import PlanStep
 from ...workflow.errors import WorkflowError
 from ...workflow.loader import Workflow
@@ -21,7 +21,10 @@ from ..dag_layout import layout_dag
 from ..widgets.dag_view import DagView
 from ..widgets.inspector import Inspector
 
-KIND_ROLE = {"added": "success", "removed": "error", "moved": "primary", "changed": "warning"}
+KIND_ROLE = {
+    DiffKind.ADDED: "success", DiffKind.REMOVED: "error", DiffKind.MOVED: "primary",
+    DiffKind.CHANGED: "warning",
+}  # fmt: skip
 
 
 class DiffScreen(Screen[None]):
@@ -87,7 +90,7 @@ class DiffScreen(Screen[None]):
         dependents = {name: list(self.new.graph.dependents(name)) for name in self.new.graph.nodes}
         dag = self.query_one(DagView)
         dag.border_title = "new version"
-        dag.marks = {c.task: c.kind for c in plan.tasks.values() if c.kind != "unchanged"}
+        dag.marks = {change.task: change.kind for change in plan.changes()}
         layout = layout_dag(
             [s.task for s in new_steps], {s.task: s.level for s in new_steps}, depends
         )
@@ -126,7 +129,7 @@ class DiffScreen(Screen[None]):
         index = table.cursor_row
         for _ in range(len(rows)):
             index = (index + step) % len(rows)
-            if rows[index].kind != "unchanged":
+            if rows[index].kind is not DiffKind.UNCHANGED:
                 table.move_cursor(row=index)
                 return
         self.notify("no changes", title="Diff")

@@ -15,6 +15,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from ...engine.diff import CHANGE_KINDS, DiffKind
 from ..dag_layout import DOWN, LEFT, NODE_HEIGHT, NODE_WIDTH, RIGHT, UP, DagLayout, NodeBox
 from ..glyphs import BREAKPOINT, GLYPHS, NEXT, status_name
 
@@ -27,7 +28,6 @@ STATUSES = (
     "pending", "running", "succeeded", "failed", "timed_out", "fallback", "skipped",
     "upstream_failed", "cancelled",
 )  # fmt: skip
-MARKS = ("added", "removed", "changed", "moved")
 
 
 class DagView(ScrollView, can_focus=True):
@@ -47,7 +47,7 @@ class DagView(ScrollView, can_focus=True):
         "dag-view--breakpoint",
         "dag-view--next",
         *(f"dag-view--{s}" for s in STATUSES),
-        *(f"dag-view--{m}" for m in MARKS),
+        *(f"dag-view--{kind}" for kind in CHANGE_KINDS),
     }
 
     @dataclass
@@ -71,7 +71,7 @@ class DagView(ScrollView, can_focus=True):
         self.status_of: Callable[[str], object] = lambda task: None
         self.breakpoints: Collection[str] = ()
         self.next_task: str | None = None
-        self.marks: Mapping[str, str] = {}
+        self.marks: Mapping[str, DiffKind] = {}
         self._lineage: set[str] = set()
         self._lit: list[tuple[str, int, int, int]] = []
 
