@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..engine.events import FAILURE_STATUSES, Status, TraceEvent
-from .glyphs import status_name
+from .looks import status_name
 from .session import Session
 
 

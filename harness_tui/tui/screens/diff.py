@@ -18,13 +18,10 @@ from ...workflow.errors import WorkflowError
 from ...workflow.loader import Workflow
 from ...workflow.sources import load_source
 from ..dag_layout import layout_dag
+from ..looks import KIND_LOOKS
 from ..widgets.dag_view import DagView
 from ..widgets.inspector import Inspector
-
-KIND_ROLE = {
-    DiffKind.ADDED: "success", DiffKind.REMOVED: "error", DiffKind.MOVED: "primary",
-    DiffKind.CHANGED: "warning",
-}  # fmt: skip
+from ..widgets.status_styles import role_colour
 
 
 class DiffScreen(Screen[None]):
@@ -73,9 +70,9 @@ class DiffScreen(Screen[None]):
         ):
             table.add_column(Text(label), key=key)
         for i, row in enumerate(self.diff.rows):
-            role = KIND_ROLE.get(row.kind)
-            style = variables.get(role, "") if role else ""
-            style = style[:7] if style.startswith("#") else style
+            look = KIND_LOOKS.get(row.kind)
+            # The kind's colour only: its extra style (bold, strike) is for the DAG's boxes.
+            style = role_colour(variables, look.role) if look else ""
             marker = Text(MARKERS[row.kind], style=f"bold {style}".strip())
             table.add_row(
                 marker,
