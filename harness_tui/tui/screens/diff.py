@@ -17,6 +17,7 @@ from ...engine.scheduler import PlanStep
 from ...workflow.errors import WorkflowError
 from ...workflow.loader import Workflow
 from ...workflow.sources import load_source
+from ..actions import DIFF, bindings
 from ..dag_layout import layout_dag
 from ..looks import KIND_LOOKS
 from ..widgets.dag_view import DagView
@@ -27,11 +28,8 @@ from ..widgets.status_styles import role_colour
 class DiffScreen(Screen[None]):
     """Read-only comparison of two versions; ``n``/``N`` walk the changes."""
 
-    BINDINGS = [
-        Binding("n", "next_change", "Next change", id="diff-next"),
-        Binding("N", "previous_change", "Previous change", id="diff-previous"),
-        Binding("escape,q", "close", "Back", id="diff-close"),
-    ]
+    ACTIONS = DIFF
+    BINDINGS = bindings(ACTIONS)
 
     def __init__(self, old: Workflow, old_payload: Any, new: Workflow, new_payload: Any) -> None:
         super().__init__()
