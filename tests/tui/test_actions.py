@@ -1,10 +1,12 @@
-"""The action table is the one source of bindings, palette commands and F1 help."""
+"""The action table is the one source of bindings, palette commands, F1 help and README keys."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -43,6 +45,23 @@ def test_every_action_exists_and_palette_titles_read_area_verb(
         assert callable(getattr(owner, f"action_{action.action}", None)), action
         title = action.title
         assert title == "" or re.fullmatch(r"[a-z]+: [A-Z][\w ]*", title), title
+
+
+def _script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "make_readme_keys", ROOT / "scripts/make_readme_keys.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_readme_key_tables_are_generated_from_the_table() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert _script().with_keys(readme) == readme, "run: python scripts/make_readme_keys.py"
+    for action in (*WORKBENCH, *DIFF, *GLOBAL):
+        assert f"`{action.id}`" in readme
 
 
 async def test_a_key_remapped_in_keymap_json_runs_the_action_and_shows_in_help(
