@@ -15,15 +15,14 @@ from enum import StrEnum
 from typing import Any
 
 from .canonical import check_json
-from .graph import TaskGraph, TaskNode
+from .graph import TaskGraph
 from .scheduler import DeterministicScheduler, Plan, PlanStep
+from .spec import SPEC_FIELDS, task_spec
 
 __all__ = ["FIELDS", "MARKERS", "DiffKind", "PlanDiff", "PlanRow", "TaskChange", "plan_diff"]
 
-FIELDS = (
-    "run", "depends_on", "max_retries", "retry_interval", "timeout_seconds", "fallback", "when",
-    "trigger", "with",
-)  # fmt: skip
+FIELDS = SPEC_FIELDS
+"""The fields compared per task (see :mod:`.spec`)."""
 
 
 class DiffKind(StrEnum):
@@ -44,29 +43,6 @@ MARKERS = {
     DiffKind.UNCHANGED: " ",
 }  # fmt: skip
 """The one-character marker of each kind in side-by-side plans."""
-
-
-def _ref(fn: Any, ref: str) -> str | None:
-    if ref:
-        return ref
-    if fn is None:
-        return None
-    return f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', repr(fn))}"
-
-
-def task_fields(node: TaskNode) -> dict[str, Any]:
-    """The comparable fields of a task."""
-    return {
-        "run": _ref(node.fn, node.ref),
-        "depends_on": sorted(node.depends_on),
-        "max_retries": node.max_retries,
-        "retry_interval": float(node.retry_interval),
-        "timeout_seconds": node.timeout_seconds,
-        "fallback": _ref(node.fallback, node.fallback_ref),
-        "when": node.when_source or (None if node.when is None else repr(node.when)),
-        "trigger": node.trigger.value,
-        "with": dict(node.params),
-    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,8 +188,8 @@ def plan_diff(
 
 def _diff(old_graph: TaskGraph, old_plan: Plan, new_graph: TaskGraph, new_plan: Plan) -> PlanDiff:
     pairs, in_place = _align(old_plan, new_plan)
-    old_fields = {name: task_fields(node) for name, node in old_graph.nodes.items()}
-    new_fields = {name: task_fields(node) for name, node in new_graph.nodes.items()}
+    old_fields = {name: task_spec(node) for name, node in old_graph.nodes.items()}
+    new_fields = {name: task_spec(node) for name, node in new_graph.nodes.items()}
     old_at, new_at = old_plan.index_of, new_plan.index_of
     tasks: dict[str, TaskChange] = {}
     for name in sorted(set(old_fields) | set(new_fields)):
@@ -271,7 +247,7 @@ def _field_changes(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None)
     if old is None or new is None:
         return {}
     changes: dict[str, Any] = {}
-    for name in FIELDS:
+    for name in SPEC_FIELDS:
         if old[name] == new[name]:
             continue
         change: dict[str, Any] = {"old": old[name], "new": new[name]}
