@@ -73,9 +73,12 @@ def _print_side_by_side(result: PlanDiff, old: str, new: str) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from ..engine.diff import MARKERS
+    from ..engine.diff import MARKERS, DiffKind
 
-    colours = {"added": "green", "removed": "red", "moved": "cyan", "changed": "yellow"}
+    colours = {
+        DiffKind.ADDED: "green", DiffKind.REMOVED: "red", DiffKind.MOVED: "cyan",
+        DiffKind.CHANGED: "yellow",
+    }  # fmt: skip
     table = Table(box=None, pad_edge=False, show_edge=False)
     table.add_column("", width=1)
     table.add_column(old, overflow="fold")
@@ -90,7 +93,7 @@ def _print_side_by_side(result: PlanDiff, old: str, new: str) -> None:
     console = Console()
     console.print(table)
     for change in result.changes():
-        if change.kind in ("changed",) or change.renamed_from or change.level_changed:
+        if change.kind is DiffKind.CHANGED or change.renamed_from or change.level_changed:
             details = ", ".join(
                 f"{name}: {json.dumps(value['old'])} -> {json.dumps(value['new'])}"
                 for name, value in change.fields.items()

@@ -10,44 +10,39 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from typing import Any
 
 from .canonical import check_json
-from .graph import TaskGraph, TaskNode
+from .graph import TaskGraph
 from .scheduler import DeterministicScheduler, Plan, PlanStep
+from .spec import SPEC_FIELDS, task_spec
 
-__all__ = ["FIELDS", "PlanDiff", "PlanRow", "TaskChange", "plan_diff"]
+__all__ = ["FIELDS", "MARKERS", "DiffKind", "PlanDiff", "PlanRow", "TaskChange", "plan_diff"]
 
-FIELDS = (
-    "run", "depends_on", "max_retries", "retry_interval", "timeout_seconds", "fallback", "when",
-    "trigger", "with",
-)  # fmt: skip
-KINDS = ("added", "removed", "moved", "changed", "unchanged")
-MARKERS = {"added": "+", "removed": "-", "moved": "↕", "changed": "~", "unchanged": " "}
+FIELDS = SPEC_FIELDS
+"""The fields compared per task (see :mod:`.spec`)."""
 
 
-def _ref(fn: Any, ref: str) -> str | None:
-    if ref:
-        return ref
-    if fn is None:
-        return None
-    return f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', repr(fn))}"
+class DiffKind(StrEnum):
+    """What a change to the workflow does to one task (a ``StrEnum``: JSON holds the value)."""
+
+    ADDED = "added"
+    REMOVED = "removed"
+    MOVED = "moved"
+    CHANGED = "changed"
+    UNCHANGED = "unchanged"
 
 
-def task_fields(node: TaskNode) -> dict[str, Any]:
-    """The comparable fields of a task."""
-    return {
-        "run": _ref(node.fn, node.ref),
-        "depends_on": sorted(node.depends_on),
-        "max_retries": node.max_retries,
-        "retry_interval": float(node.retry_interval),
-        "timeout_seconds": node.timeout_seconds,
-        "fallback": _ref(node.fallback, node.fallback_ref),
-        "when": node.when_source or (None if node.when is None else repr(node.when)),
-        "trigger": node.trigger.value,
-        "with": dict(node.params),
-    }
+CHANGE_KINDS = (DiffKind.ADDED, DiffKind.REMOVED, DiffKind.MOVED, DiffKind.CHANGED)
+"""The kinds that count as a change, in summary order."""
+
+MARKERS = {
+    DiffKind.ADDED: "+", DiffKind.REMOVED: "-", DiffKind.MOVED: "↕", DiffKind.CHANGED: "~",
+    DiffKind.UNCHANGED: " ",
+}  # fmt: skip
+"""The one-character marker of each kind in side-by-side plans."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +51,7 @@ class TaskChange:
 
     Attributes:
         task: the task name.
-        kind: ``added``, ``removed``, ``moved``, ``changed`` or ``unchanged``.
+        kind: what happened to the task.
         fields: changed fields, ``{field: {"old", "new"}}`` (for ``depends_on`` also
             ``"added"`` and ``"removed"`` lists).
         moved: its relative place in the plan changed (also true for some changed tasks).
@@ -67,7 +62,7 @@ class TaskChange:
     """
 
     task: str
-    kind: str
+    kind: DiffKind
     fields: dict[str, Any] = field(default_factory=dict)
     moved: bool = False
     old_index: int | None = None
@@ -107,7 +102,7 @@ class TaskChange:
 class PlanRow:
     """One aligned row: the old step, the new step (either may be None) and the row's kind."""
 
-    kind: str
+    kind: DiffKind
     old: PlanStep | None
     new: PlanStep | None
 
@@ -137,9 +132,9 @@ class PlanDiff:
     new_digest: str
 
     @property
-    def counts(self) -> dict[str, int]:
+    def counts(self) -> dict[DiffKind, int]:
         """How many tasks of each kind."""
-        counts = dict.fromkeys(KINDS, 0)
+        counts = dict.fromkeys(DiffKind, 0)
         for change in self.tasks.values():
             counts[change.kind] += 1
         return counts
@@ -148,20 +143,19 @@ class PlanDiff:
     def identical(self) -> bool:
         """Same plan and no task changed."""
         return self.old_digest == self.new_digest and all(
-            c.kind == "unchanged" for c in self.tasks.values()
+            c.kind is DiffKind.UNCHANGED for c in self.tasks.values()
         )
 
     def changes(self) -> list[TaskChange]:
         """Every task that is not unchanged, in new-plan order then removed ones."""
         order = {row.task: i for i, row in enumerate(self.rows)}
-        return sorted(
-            (c for c in self.tasks.values() if c.kind != "unchanged"), key=lambda c: order[c.task]
-        )
+        changed = (c for c in self.tasks.values() if c.kind is not DiffKind.UNCHANGED)
+        return sorted(changed, key=lambda c: order[c.task])
 
     def summary_line(self) -> str:
         """``2 added, 1 removed, 3 moved, 1 changed`` (plus task id changes, if any)."""
         counts = self.counts
-        parts = [f"{counts[k]} {k}" for k in ("added", "removed", "moved", "changed")]
+        parts = [f"{counts[kind]} {kind}" for kind in CHANGE_KINDS]
         ids = sum(1 for c in self.tasks.values() if c.id_changed)
         if ids:
             parts.append(f"{ids} task ids changed")
@@ -193,40 +187,18 @@ def plan_diff(
 
 
 def _diff(old_graph: TaskGraph, old_plan: Plan, new_graph: TaskGraph, new_plan: Plan) -> PlanDiff:
-    old_names, new_names = list(old_plan.names), list(new_plan.names)
-    matcher = difflib.SequenceMatcher(None, old_names, new_names, autojunk=False)
-    in_place: set[str] = set()
-    rows: list[PlanRow] = []
-    old_steps, new_steps = old_plan.steps, new_plan.steps
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            for offset in range(i2 - i1):
-                in_place.add(old_names[i1 + offset])
-                rows.append(PlanRow("", old_steps[i1 + offset], new_steps[j1 + offset]))
-            continue
-        rows.extend(PlanRow("", old_steps[i], None) for i in range(i1, i2))
-        rows.extend(PlanRow("", None, new_steps[j]) for j in range(j1, j2))
-    old_fields = {name: task_fields(node) for name, node in old_graph.nodes.items()}
-    new_fields = {name: task_fields(node) for name, node in new_graph.nodes.items()}
+    pairs, in_place = _align(old_plan, new_plan)
+    old_fields = {name: task_spec(node) for name, node in old_graph.nodes.items()}
+    new_fields = {name: task_spec(node) for name, node in new_graph.nodes.items()}
     old_at, new_at = old_plan.index_of, new_plan.index_of
     tasks: dict[str, TaskChange] = {}
     for name in sorted(set(old_fields) | set(new_fields)):
-        old_step = old_steps[old_at[name]] if name in old_at else None
-        new_step = new_steps[new_at[name]] if name in new_at else None
+        old_step = old_plan.steps[old_at[name]] if name in old_at else None
+        new_step = new_plan.steps[new_at[name]] if name in new_at else None
         fields = _field_changes(old_fields.get(name), new_fields.get(name))
         moved = old_step is not None and new_step is not None and name not in in_place
-        if old_step is None:
-            kind = "added"
-        elif new_step is None:
-            kind = "removed"
-        elif fields:
-            kind = "changed"
-        elif moved:
-            kind = "moved"
-        else:
-            kind = "unchanged"
         tasks[name] = TaskChange(
-            task=name, kind=kind, fields=fields, moved=moved,
+            task=name, kind=_kind(old_step, new_step, fields, moved), fields=fields, moved=moved,
             old_index=old_step.index if old_step else None,
             new_index=new_step.index if new_step else None,
             old_id=old_step.task_id if old_step else None,
@@ -235,15 +207,47 @@ def _diff(old_graph: TaskGraph, old_plan: Plan, new_graph: TaskGraph, new_plan: 
             new_level=new_step.level if new_step else None,
         )  # fmt: skip
     _find_renames(tasks, old_fields, new_fields)
-    rows = [PlanRow(tasks[row.task].kind, row.old, row.new) for row in rows]
+    rows = [PlanRow(tasks[name].kind, old, new) for name, old, new in pairs]
     return PlanDiff(tasks, rows, old_plan.digest, new_plan.digest)
+
+
+Pair = tuple[str, PlanStep | None, PlanStep | None]
+
+
+def _align(old_plan: Plan, new_plan: Plan) -> tuple[list[Pair], set[str]]:
+    """(task, old step, new step) side by side, and the tasks that kept their place."""
+    old_names, new_names = list(old_plan.names), list(new_plan.names)
+    matcher = difflib.SequenceMatcher(None, old_names, new_names, autojunk=False)
+    in_place: set[str] = set()
+    pairs: list[Pair] = []
+    old_steps, new_steps = old_plan.steps, new_plan.steps
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            in_place.update(old_names[i1:i2])
+            pairs.extend(zip(old_names[i1:i2], old_steps[i1:i2], new_steps[j1:j2], strict=True))
+            continue
+        pairs.extend((old_names[i], old_steps[i], None) for i in range(i1, i2))
+        pairs.extend((new_names[j], None, new_steps[j]) for j in range(j1, j2))
+    return pairs, in_place
+
+
+def _kind(
+    old: PlanStep | None, new: PlanStep | None, fields: Mapping[str, Any], moved: bool
+) -> DiffKind:
+    if old is None:
+        return DiffKind.ADDED
+    if new is None:
+        return DiffKind.REMOVED
+    if fields:
+        return DiffKind.CHANGED
+    return DiffKind.MOVED if moved else DiffKind.UNCHANGED
 
 
 def _field_changes(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> dict[str, Any]:
     if old is None or new is None:
         return {}
     changes: dict[str, Any] = {}
-    for name in FIELDS:
+    for name in SPEC_FIELDS:
         if old[name] == new[name]:
             continue
         change: dict[str, Any] = {"old": old[name], "new": new[name]}
@@ -259,16 +263,12 @@ def _find_renames(
     old_fields: Mapping[str, Mapping[str, Any]],
     new_fields: Mapping[str, Mapping[str, Any]],
 ) -> None:
-    removed = [n for n, c in tasks.items() if c.kind == "removed"]
+    removed = [n for n, c in tasks.items() if c.kind is DiffKind.REMOVED]
     for name, change in list(tasks.items()):
-        if change.kind != "added":
+        if change.kind is not DiffKind.ADDED:
             continue
         for candidate in removed:
             if dict(old_fields[candidate]) == dict(new_fields[name]):
                 removed.remove(candidate)
-                tasks[name] = TaskChange(**{**_as_kwargs(change), "renamed_from": candidate})
+                tasks[name] = replace(change, renamed_from=candidate)
                 break
-
-
-def _as_kwargs(change: TaskChange) -> dict[str, Any]:
-    return {slot: getattr(change, slot) for slot in TaskChange.__slots__}

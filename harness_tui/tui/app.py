@@ -14,29 +14,12 @@ from textual.screen import Screen
 from ..engine.clock import Clock
 from ..records.errors import RecordError
 from ..records.store import RunStore
+from .actions import GLOBAL, Action, bindings
 from .modals.help import HelpModal
 from .screens.workbench import WorkbenchScreen
 from .session import OpenError, Session, open_session
 
 __all__ = ["HarnessApp", "create_app", "keymap_path"]
-
-PALETTE = (
-    ("run: Step", "Execute the next task of the plan", "step"),
-    ("run: Continue", "Run to the next breakpoint or the end", "continue"),
-    ("run: Pause", "Pause a continuing run after the current task", "pause"),
-    ("run: Stop task", "Abandon a hanging attempt (recorded as cancelled)", "stop"),
-    ("run: Restart", "Start the run over", "restart"),
-    ("breakpoint: Toggle", "Set or clear a breakpoint on the selected task", "toggle_breakpoint"),
-    ("breakpoint: Break on failure", "Pause whenever a task fails", "toggle_break_on_failure"),
-    ("time: Back", "Show the state one event earlier", "back"),
-    ("time: Forward", "Show the state one event later", "forward"),
-    ("task: Find", "Jump to a task by name", "find"),
-    ("file: Open", "Open a workflow or a run export", "open"),
-    ("file: Reload", "Reload the workflow from disk and show the plan changes", "reload"),
-    ("file: Export run", "Write the run to a JSON export", "export"),
-    ("payload: Edit", "Edit the payload and replan", "edit_payload"),
-    ("plan: Diff", "Compare this workflow's plan with another file or a git revision", "diff"),
-)
 
 
 def keymap_path() -> Path:
@@ -51,10 +34,7 @@ class HarnessApp(App[None]):
 
     TITLE = "harness-tui"
     CSS_PATH = ["app.tcss", "screens/workbench.tcss", "screens/diff.tcss"]
-    BINDINGS = [
-        Binding("f1", "help", "Help", id="help"),
-        Binding("ctrl+q", "quit", "Quit", id="quit", priority=True),
-    ]
+    BINDINGS = bindings(GLOBAL)
 
     def __init__(
         self,
@@ -102,22 +82,25 @@ class HarnessApp(App[None]):
             self.set_keymap({str(k): str(v) for k, v in mapping.items()})
 
     def action_help(self) -> None:
-        rows: list[tuple[str, str, str]] = []
-        for source in (self.screen, self):
-            for binding in source.BINDINGS:
-                if isinstance(binding, Binding) and binding.id:
-                    keys = ", ".join(
-                        self.get_key_display(Binding(key.strip(), binding.action))
-                        for key in binding.key.split(",")
-                    )
-                    rows.append((keys, binding.description, binding.id))
+        """List the keys of this screen and of the app, as remapped by the keymap."""
+        actions = (*getattr(self.screen, "ACTIONS", ()), *GLOBAL)
+        rows = [(self._key_display(action), action) for action in actions]
         self.push_screen(HelpModal(rows, str(keymap_path())))
+
+    def _key_display(self, action: Action) -> str:
+        keys = self._keymap.get(action.id, action.keys)
+        return ", ".join(
+            self.get_key_display(Binding(key.strip(), action.action)) for key in keys.split(",")
+        )
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        if isinstance(screen, WorkbenchScreen):
-            for title, help_text, action in PALETTE:
-                yield SystemCommand(title, help_text, getattr(screen, f"action_{action}"))
+        # Palette commands call the very actions the keys call.
+        for action in getattr(screen, "ACTIONS", ()):
+            if action.title:
+                yield SystemCommand(
+                    action.title, action.help, getattr(screen, f"action_{action.action}")
+                )
 
 
 def create_app(

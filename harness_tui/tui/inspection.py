@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..engine.events import FAILURE_STATUSES, Status, TraceEvent
-from .glyphs import status_name
+from ..engine.spec import TASK_FIELDS
+from .looks import status_name
 from .session import Session
 
 
@@ -16,7 +17,8 @@ def task_sections(session: Session, task: str) -> tuple[str, list[tuple[str, Any
     step = run.plan.steps[run.plan.index_of[task]]
     status = status_name(session.status(task))
     graph = session.workflow.graph
-    spec = dict(session.workflow.specs.get(task, {}))
+    given = session.workflow.specs.get(task, {})
+    spec = {name: given[name] for name in TASK_FIELDS if name in given}
     when_at = f"as of event {session.position}" if session.view_seq is not None else "now"
     ancestors = sorted(graph.ancestors(task), key=run.plan.index_of.__getitem__)
     seen = {name: snapshot.output(name) for name in ancestors if snapshot.has_output(name)}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from harness_tui.cli import cli
-from harness_tui.engine.diff import plan_diff
+from harness_tui.engine.diff import MARKERS, DiffKind, plan_diff
 from harness_tui.engine.graph import TaskGraph, TaskNode
 from harness_tui.workflow.loader import load_workflow
 
@@ -202,3 +203,13 @@ def test_diff_of_two_exports_prints_the_trace_divergence(tmp_path: Path) -> None
     differ = runner.invoke(cli, ["diff", str(one), str(two), "--exit-code"])
     assert differ.exit_code == 1
     assert differ.stdout.startswith("first divergence: event 0: task extract_user_info")
+
+
+def test_kinds_are_one_enum_and_json_holds_their_values() -> None:
+    assert set(MARKERS) == set(DiffKind)
+    old, new, _, _ = CASES["added"]
+    result = plan_diff(graph(old), {}, graph(new), {})
+    assert all(type(change.kind) is DiffKind for change in result.tasks.values())
+    data = json.loads(result.to_text())
+    assert data["summary"] == {"added": 1, "removed": 0, "moved": 0, "changed": 0, "unchanged": 4}
+    assert {row["kind"] for row in data["rows"]} == {"added", "unchanged"}

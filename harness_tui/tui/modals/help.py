@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -9,26 +11,25 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
+from ..actions import Action
+
 
 class HelpModal(ModalScreen[None]):
-    """Lists bindings as ``key  description  (id)``."""
+    """Lists actions as ``keys  label  id``, with the keys as the keymap has them."""
 
     BINDINGS = [Binding("escape,f1,q", "close", "Close", id="modal-close")]
 
-    def __init__(self, bindings: list[tuple[str, str, str]], keymap_path: str) -> None:
+    def __init__(self, rows: Sequence[tuple[str, Action]], keymap_path: str) -> None:
         super().__init__()
-        self.rows = bindings
+        self.rows = rows
         self.keymap_path = keymap_path
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-dialog", classes="dialog"):
-            yield Label(
-                "Keys — remap any of them by id in " + self.keymap_path, classes="dialog-title"
-            )
-            lines = [
-                f"{key:>10}  {description:<34} {binding_id}"
-                for key, description, binding_id in self.rows
-            ]
+            # Plain text: a path may hold "[".
+            title = Text("Keys — remap any of them by id in " + self.keymap_path)
+            yield Label(title, classes="dialog-title")
+            lines = [f"{keys:>10}  {action.label:<34} {action.id}" for keys, action in self.rows]
             # Plain text: "[" and "]" are keys here, not markup.
             yield Static(Text("\n".join(lines)), id="help-keys")
 

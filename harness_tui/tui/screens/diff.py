@@ -12,26 +12,24 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, Input, Label, Static
 
-from ...engine.diff import MARKERS, PlanDiff, plan_diff
+from ...engine.diff import MARKERS, DiffKind, PlanDiff, plan_diff
 from ...engine.scheduler import PlanStep
 from ...workflow.errors import WorkflowError
 from ...workflow.loader import Workflow
 from ...workflow.sources import load_source
+from ..actions import DIFF, bindings
 from ..dag_layout import layout_dag
+from ..looks import KIND_LOOKS
 from ..widgets.dag_view import DagView
 from ..widgets.inspector import Inspector
-
-KIND_ROLE = {"added": "success", "removed": "error", "moved": "primary", "changed": "warning"}
+from ..widgets.status_styles import role_colour
 
 
 class DiffScreen(Screen[None]):
     """Read-only comparison of two versions; ``n``/``N`` walk the changes."""
 
-    BINDINGS = [
-        Binding("n", "next_change", "Next change", id="diff-next"),
-        Binding("N", "previous_change", "Previous change", id="diff-previous"),
-        Binding("escape,q", "close", "Back", id="diff-close"),
-    ]
+    ACTIONS = DIFF
+    BINDINGS = bindings(ACTIONS)
 
     def __init__(self, old: Workflow, old_payload: Any, new: Workflow, new_payload: Any) -> None:
         super().__init__()
@@ -70,9 +68,9 @@ class DiffScreen(Screen[None]):
         ):
             table.add_column(Text(label), key=key)
         for i, row in enumerate(self.diff.rows):
-            role = KIND_ROLE.get(row.kind)
-            style = variables.get(role, "") if role else ""
-            style = style[:7] if style.startswith("#") else style
+            look = KIND_LOOKS.get(row.kind)
+            # The kind's colour only: its extra style (bold, strike) is for the DAG's boxes.
+            style = role_colour(variables, look.role) if look else ""
             marker = Text(MARKERS[row.kind], style=f"bold {style}".strip())
             table.add_row(
                 marker,
@@ -87,7 +85,7 @@ class DiffScreen(Screen[None]):
         dependents = {name: list(self.new.graph.dependents(name)) for name in self.new.graph.nodes}
         dag = self.query_one(DagView)
         dag.border_title = "new version"
-        dag.marks = {c.task: c.kind for c in plan.tasks.values() if c.kind != "unchanged"}
+        dag.marks = {change.task: change.kind for change in plan.changes()}
         layout = layout_dag(
             [s.task for s in new_steps], {s.task: s.level for s in new_steps}, depends
         )
@@ -126,7 +124,7 @@ class DiffScreen(Screen[None]):
         index = table.cursor_row
         for _ in range(len(rows)):
             index = (index + step) % len(rows)
-            if rows[index].kind != "unchanged":
+            if rows[index].kind is not DiffKind.UNCHANGED:
                 table.move_cursor(row=index)
                 return
         self.notify("no changes", title="Diff")

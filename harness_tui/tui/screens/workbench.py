@@ -9,12 +9,12 @@ from __future__ import annotations
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 from textual.worker import Worker
 
+from ..actions import WORKBENCH, bindings
 from ..inspection import event_sections, task_sections
 from ..messages import RunCompleted, RunPaused, StepFinished
 from ..modals.find_task import FindTaskModal
@@ -30,29 +30,8 @@ from .workbench_files import FileActions
 class WorkbenchScreen(FileActions, Screen[None]):
     """Step, continue, break, travel back in time, export; on one workflow or one export."""
 
-    BINDINGS = [
-        Binding("n,space", "step", "Step", id="run-step"),
-        Binding("c", "continue", "Continue", id="run-continue"),
-        Binding("p", "pause", "Pause", id="run-pause", show=False),
-        Binding("b", "toggle_breakpoint", "Breakpoint", id="toggle-breakpoint"),
-        Binding(
-            "f",
-            "toggle_break_on_failure",
-            "Break on failure",
-            show=False,
-            id="toggle-break-on-failure",
-        ),
-        Binding("left_square_bracket", "back", "Back", id="time-back"),
-        Binding("right_square_bracket", "forward", "Forward", id="time-forward"),
-        Binding("e", "export", "Export", id="export-run"),
-        Binding("r", "restart", "Restart", show=False, id="run-restart"),
-        Binding("R", "reload", "Reload file", show=False, id="reload-workflow"),
-        Binding("y", "edit_payload", "Payload", show=False, id="edit-payload"),
-        Binding("o", "open", "Open", show=False, id="open-file"),
-        Binding("s", "stop", "Stop task", show=False, id="stop-task"),
-        Binding("d", "diff", "Diff", show=False, id="diff-workflow"),
-        Binding("slash", "find", "Find task", show=False, id="find-task"),
-    ]
+    ACTIONS = WORKBENCH
+    BINDINGS = bindings(ACTIONS)
 
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
 

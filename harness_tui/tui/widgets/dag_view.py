@@ -15,24 +15,29 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from ...engine.diff import DiffKind
+from ...engine.events import Status
 from ..dag_layout import DOWN, LEFT, NODE_HEIGHT, NODE_WIDTH, RIGHT, UP, DagLayout, NodeBox
-from ..glyphs import BREAKPOINT, GLYPHS, NEXT, status_name
+from ..glyphs import BREAKPOINT, NEXT
+from ..looks import KIND_LOOKS, STATUS_LOOKS, component_classes, component_tcss, status_name
 
 BOX = {
     UP | DOWN: "│", LEFT | RIGHT: "─", RIGHT | DOWN: "┌", LEFT | DOWN: "┐", RIGHT | UP: "└",
     LEFT | UP: "┘", LEFT | RIGHT | DOWN: "┬", LEFT | RIGHT | UP: "┴", UP | DOWN | RIGHT: "├",
     UP | DOWN | LEFT: "┤", UP | DOWN | LEFT | RIGHT: "┼", LEFT: "─", RIGHT: "─", UP: "│", DOWN: "│",
 }  # fmt: skip
-STATUSES = (
-    "pending", "running", "succeeded", "failed", "timed_out", "fallback", "skipped",
-    "upstream_failed", "cancelled",
-)  # fmt: skip
-MARKS = ("added", "removed", "changed", "moved")
 
 
 class DagView(ScrollView, can_focus=True):
     """A scrollable layered drawing of the DAG; arrows move the selection along edges."""
 
+    # Status and diff-kind colours come from the looks tables; the rest is in app.tcss.
+    DEFAULT_CSS = "\n".join(
+        (
+            component_tcss("DagView", "dag-view", STATUS_LOOKS),
+            component_tcss("DagView", "dag-view", KIND_LOOKS),
+        )
+    )
     BINDINGS = [
         Binding("up", "move(0, -1)", "Up", show=False, id="dag-up"),
         Binding("down", "move(0, 1)", "Down", show=False, id="dag-down"),
@@ -46,8 +51,8 @@ class DagView(ScrollView, can_focus=True):
         "dag-view--lineage",
         "dag-view--breakpoint",
         "dag-view--next",
-        *(f"dag-view--{s}" for s in STATUSES),
-        *(f"dag-view--{m}" for m in MARKS),
+        *component_classes("dag-view", STATUS_LOOKS),
+        *component_classes("dag-view", KIND_LOOKS),
     }
 
     @dataclass
@@ -68,10 +73,10 @@ class DagView(ScrollView, can_focus=True):
         self.layout_ = DagLayout()
         self._depends_on: Mapping[str, Collection[str]] = {}
         self._dependents: Mapping[str, Collection[str]] = {}
-        self.status_of: Callable[[str], object] = lambda task: None
+        self.status_of: Callable[[str], Status | None] = lambda task: None
         self.breakpoints: Collection[str] = ()
         self.next_task: str | None = None
-        self.marks: Mapping[str, str] = {}
+        self.marks: Mapping[str, DiffKind] = {}
         self._lineage: set[str] = set()
         self._lit: list[tuple[str, int, int, int]] = []
 
@@ -210,8 +215,8 @@ class DagView(ScrollView, can_focus=True):
         width: int, base: Style,
     ) -> None:  # fmt: skip
         task = box.task
-        status = status_name(self.status_of(task))
-        style = base + self.get_component_rich_style(f"dag-view--{status}")
+        status = self.status_of(task)
+        style = base + self.get_component_rich_style(f"dag-view--{status_name(status)}")
         mark = self.marks.get(task)
         if mark:
             style += self.get_component_rich_style(f"dag-view--{mark}")
@@ -228,7 +233,7 @@ class DagView(ScrollView, can_focus=True):
             text = "╰" + "─" * inner + "╯"
         else:
             lead = NEXT if task == self.next_task else " "
-            label = f"{lead}{GLYPHS.get(status if status != 'pending' else None, '·')} {task}"
+            label = f"{lead}{STATUS_LOOKS[status].glyph} {task}"
             if len(label) > inner:
                 label = label[: inner - 1] + "…"
             text = "│" + label.ljust(inner) + "│"

@@ -7,8 +7,10 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
+from ...engine.events import Status
 from ...engine.scheduler import Plan
-from ..glyphs import BREAKPOINT, NEXT, status_label, status_name
+from ..glyphs import BREAKPOINT, NEXT
+from ..looks import status_label
 from .line_table import Cell, Column, LineTable
 from .status_styles import status_styles
 
@@ -41,11 +43,11 @@ class PlanTable(LineTable):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(list(COLUMNS), id=id, stripes=True)
         self.plan: Plan | None = None
-        self.status_of: Callable[[str], object] = lambda task: None
+        self.status_of: Callable[[str], Status | None] = lambda task: None
         self.attempts_of: Callable[[str], tuple[int, float | None]] = lambda task: (0, None)
         self.breakpoints: Collection[str] = ()
         self.next_task: str | None = None
-        self._styles: dict[str, str] = {}
+        self._styles: dict[Status | None, str] = {}
 
     def on_mount(self) -> None:
         self._styles = status_styles(self.app)
@@ -63,7 +65,7 @@ class PlanTable(LineTable):
         assert self.plan is not None
         step = self.plan.steps[row]
         task = step.task
-        status = status_name(self.status_of(task))
+        status = self.status_of(task)
         attempts, duration = self.attempts_of(task)
         mark = (BREAKPOINT if task in self.breakpoints else " ") + (
             NEXT if task == self.next_task else " "
@@ -71,7 +73,7 @@ class PlanTable(LineTable):
         return (
             (mark, "bold"),
             (task, ""),
-            (status_label(status), self._styles.get(status, "")),
+            (status_label(status), self._styles[status]),
             (str(attempts) if attempts else "", ""),
             (f"{duration:.2f}s" if duration is not None else "", ""),
             (str(step.index), "dim"),

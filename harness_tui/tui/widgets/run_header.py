@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widget import Widget
 
+from ...engine.events import RunStatus
 from ..session import Session
 
 
@@ -40,11 +41,9 @@ class RunHeader(Widget):
         text.append(session.workflow.name, style="bold")
         text.append(f"  {session.source_path or session.workflow.path}", style="dim")
         text.append(f"  payload {session.payload_digest[:8]}", style="dim")
-        status = run.status.value
-        if running:
-            status = "running"
-        elif status == "running":
-            status = "paused"
+        status = RunStatus.RUNNING.value if running else run.status.value
+        if not running and run.status is RunStatus.RUNNING:
+            status = "paused"  # started, and no worker is driving it now
         text.append(f"  {status}", style="bold")
         text.append(f"  {done}/{total}")
         if session.view_seq is not None:

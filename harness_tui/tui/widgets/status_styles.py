@@ -2,28 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from textual.app import App
 
-THEME_ROLE = {
-    "pending": ("foreground-muted", ""),
-    "running": ("warning", "bold"),
-    "succeeded": ("success", ""),
-    "failed": ("error", "bold"),
-    "timed_out": ("error", "bold"),
-    "fallback": ("accent", "italic"),
-    "skipped": ("foreground-muted", "italic"),
-    "upstream_failed": ("error", "dim"),
-    "cancelled": ("foreground-muted", "strike"),
-}
+from ...engine.events import Status
+from ..looks import STATUS_LOOKS
 
 
-def status_styles(app: App[object]) -> dict[str, str]:
-    """Status name -> Rich style string for the current theme."""
+def role_colour(variables: Mapping[str, str], role: str) -> str:
+    """A theme variable's colour as Rich accepts it (``#rrggbb``: Rich has no alpha)."""
+    colour = variables.get(role, "")
+    return colour[:7] if colour.startswith("#") and len(colour) == 9 else colour
+
+
+def status_styles(app: App[object]) -> dict[Status | None, str]:
+    """Status (``None``: pending) -> Rich style string for the current theme."""
     variables = app.get_css_variables()
-    styles = {}
-    for status, (role, extra) in THEME_ROLE.items():
-        color = variables.get(role, "")
-        if color.startswith("#") and len(color) == 9:  # drop alpha: Rich wants #rrggbb
-            color = color[:7]
-        styles[status] = f"{extra} {color}".strip()
-    return styles
+    return {
+        status: f"{look.style} {role_colour(variables, look.role)}".strip()
+        for status, look in STATUS_LOOKS.items()
+    }

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
-from ...engine.events import TraceEvent
-from ..glyphs import status_label
+from ...engine.events import Status, TraceEvent
+from ..looks import status_label
 from .line_table import Cell, Column, LineTable
 from .status_styles import status_styles
 
@@ -42,7 +42,7 @@ class TracePanel(LineTable):
         )
         self.events: Sequence[TraceEvent] = ()
         self._origin: float | None = None
-        self._styles: dict[str, str] = {}
+        self._styles: dict[Status | None, str] = {}
 
     def on_mount(self) -> None:
         self._styles = status_styles(self.app)
@@ -68,12 +68,12 @@ class TracePanel(LineTable):
             self._origin = self.events[0].started_at
         at = event.ended_at if event.ended_at is not None else event.started_at
         offset = "" if at is None or self._origin is None else f"{at - self._origin:.3f}"
-        status = event.status.value
+        status = event.status
         return (
             (str(event.seq), "dim"),
             (event.task, ""),
             (event.task_id[:8], "dim"),
-            (status_label(status), self._styles.get(status, "")),
+            (status_label(status), self._styles[status]),
             (str(event.attempt) if event.attempt else "", ""),
             (offset, "dim"),
         )

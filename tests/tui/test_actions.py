@@ -1,0 +1,85 @@
+"""The action table is the one source of bindings, palette commands, F1 help and README keys."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from harness_tui.tui import app as app_module
+from harness_tui.tui.actions import DIFF, GLOBAL, WORKBENCH, Action
+from harness_tui.tui.app import HarnessApp
+from harness_tui.tui.modals.help import HelpModal
+from harness_tui.tui.screens.diff import DiffScreen
+from harness_tui.tui.screens.workbench import WorkbenchScreen
+
+from .conftest import ROOT, make_app, settle, workbench
+
+# Users' keymap files name these ids: renaming one silently drops their remapping.
+PUBLISHED_IDS = {
+    "run-step", "run-continue", "run-pause", "stop-task", "run-restart", "toggle-breakpoint",
+    "toggle-break-on-failure", "time-back", "time-forward", "find-task", "open-file",
+    "reload-workflow", "export-run", "edit-payload", "diff-workflow", "diff-next",
+    "diff-previous", "diff-close", "help", "quit",
+}  # fmt: skip
+
+
+def test_ids_are_unique_kebab_case_and_none_was_renamed() -> None:
+    ids = [action.id for action in (*WORKBENCH, *DIFF, *GLOBAL)]
+    assert len(ids) == len(set(ids))
+    assert all(re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", i) for i in ids), ids
+    assert set(ids) >= PUBLISHED_IDS
+
+
+@pytest.mark.parametrize(
+    ("owner", "actions"), [(WorkbenchScreen, WORKBENCH), (DiffScreen, DIFF), (HarnessApp, GLOBAL)]
+)
+def test_every_action_exists_and_palette_titles_read_area_verb(
+    owner: type, actions: tuple[Action, ...]
+) -> None:
+    for action in actions:
+        assert callable(getattr(owner, f"action_{action.action}", None)), action
+        title = action.title
+        assert title == "" or re.fullmatch(r"[a-z]+: [A-Z][\w ]*", title), title
+
+
+def _script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "make_readme_keys", ROOT / "scripts/make_readme_keys.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_readme_key_tables_are_generated_from_the_table() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert _script().with_keys(readme) == readme, "run: python scripts/make_readme_keys.py"
+    for action in (*WORKBENCH, *DIFF, *GLOBAL):
+        assert f"`{action.id}`" in readme
+
+
+async def test_a_key_remapped_in_keymap_json_runs_the_action_and_shows_in_help(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    keymap = tmp_path / "keymap.json"
+    keymap.write_text(json.dumps({"run-step": "j"}), encoding="utf-8")
+    monkeypatch.setattr(app_module, "keymap_path", lambda: keymap)
+    app = make_app(ROOT / "workflows/user_profile.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("j")
+        await settle(pilot)
+        assert workbench(app).session.run.cursor == 1  # type: ignore[union-attr]
+        await pilot.press("f1")
+        await pilot.pause()
+        modal = app.screen
+        assert isinstance(modal, HelpModal)
+        keys = {action.id: shown for shown, action in modal.rows}
+        assert keys["run-step"] == "j"
+        assert keys["time-back"] == "["
+        assert list(keys) == [a.id for a in (*WORKBENCH, *GLOBAL)]
