@@ -5,9 +5,11 @@ Readers ignore unknown fields of a known major version and refuse an unknown maj
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from ..engine.events import RunStatus, Status
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "RunExport"]
 
@@ -48,16 +50,7 @@ class Event(_Open):
     seq: int
     task: str
     task_id: str
-    status: Literal[
-        "running",
-        "succeeded",
-        "failed",
-        "timed_out",
-        "fallback",
-        "skipped",
-        "upstream_failed",
-        "cancelled",
-    ]
+    status: Annotated[Status, Field(strict=False)]
     attempt: int
     error: EventError | None = None
     input_digest: Digest | None = None
@@ -94,7 +87,7 @@ class RunExport(_Open):
     plan: list[PlanRow]
     trace: list[Event]
     results: dict[str, Any]
-    status: Literal["pending", "running", "succeeded", "failed", "cancelled"]
+    status: Annotated[RunStatus, Field(strict=False)]
     digests: Digests
     redacted: list[str] = Field(
         default_factory=list, description="Keys whose values were redacted."

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 from ..engine.canonical import CanonicalError, check_json
 from ..engine.graph import GraphError, TaskGraph, TaskNode, Trigger
 from ..engine.orchestrator import OnFailure
+from ..engine.spec import task_spec
 from .builtins import builtin_problem, jmespath_message
 from .errors import Problem, WorkflowError
 from .model import Defaults, TaskSpec, WorkflowSpec
@@ -31,17 +32,6 @@ __all__ = ["MAX_BYTES", "MAX_TASKS", "Workflow", "load_workflow", "parse_workflo
 
 MAX_BYTES = 5 * 1024 * 1024
 MAX_TASKS = 100_000
-SPEC_FIELDS = (
-    "run",
-    "depends_on",
-    "max_retries",
-    "retry_interval",
-    "timeout_seconds",
-    "fallback",
-    "when",
-    "trigger",
-    "with",
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,16 +276,11 @@ class _Builder:
 
     @staticmethod
     def _effective(node: TaskNode) -> dict[str, Any]:
+        # As the file set it: dependencies in declared order, numbers as written.
         return {
-            "run": node.ref,
+            **task_spec(node),
             "depends_on": list(node.depends_on),
-            "max_retries": node.max_retries,
             "retry_interval": node.retry_interval,
-            "timeout_seconds": node.timeout_seconds,
-            "fallback": node.fallback_ref or None,
-            "when": node.when_source or None,
-            "trigger": node.trigger.value,
-            "with": dict(node.params),
             "description": node.description,
         }
 

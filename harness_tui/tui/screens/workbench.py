@@ -14,6 +14,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 from textual.worker import Worker
 
+from ...engine.events import RunStatus
 from ..actions import WORKBENCH, bindings
 from ..inspection import event_sections, task_sections
 from ..messages import RunCompleted, RunPaused, StepFinished
@@ -266,7 +267,7 @@ class WorkbenchScreen(FileActions, Screen[None]):
         self._queued_steps = 0
         if self.session is not None and self.session.store_problem:
             self.notify(self.session.store_problem, title="Run store", severity="warning")
-        failed = message.status != "succeeded"
+        failed = message.status != RunStatus.SUCCEEDED
         self.notify(
             f"run {message.status}",
             title="Run finished",
