@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from ..engine.canonical import CanonicalError, check_json
 from ..engine.errors import HarnessError
 
 if TYPE_CHECKING:
@@ -47,24 +44,14 @@ def exit_with_error(error: HarnessError) -> NoReturn:
 
 
 def parse_payload(option: str | None, default: Any, what: str = "--payload") -> Any:
-    """``--payload '{"a": 1}'`` or ``--payload @file.json``; the workflow's default if None."""
-    if option is None:
-        return default
-    source = option
-    if option.startswith("@"):
-        try:
-            source = Path(option[1:]).read_text(encoding="utf-8")
-        except OSError as exc:
-            die(f"{what}: cannot read {option[1:]}: {exc.strerror}")
-    try:
-        value = json.loads(source)
-    except json.JSONDecodeError as exc:
-        die(f"{what}: not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")
-    try:
-        check_json(value, "payload")
-    except CanonicalError as exc:
-        die(f"{what}: {exc}")
-    return value
+    """``--payload '{"a": 1}'`` or ``--payload @file.json``; the workflow's default if None.
+
+    Raises:
+        PayloadError: one line saying what is wrong (reported by the command group).
+    """
+    from ..workflow.payload import parse_payload as parse
+
+    return default if option is None else parse(option, what).value
 
 
 payload_option = click.option(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -24,9 +23,9 @@ def _load(spec: str) -> Workflow:
 
 
 def _is_export(spec: str) -> bool:
-    from ..records.export import is_run_export
+    from ..records.export import FileKind, file_kind
 
-    return is_run_export(Path(spec))
+    return file_kind(spec) is FileKind.EXPORT
 
 
 @cli.command()

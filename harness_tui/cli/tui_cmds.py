@@ -18,9 +18,11 @@ def open_workbench(
     """Start the app (imports Textual, about 0.3 s, only when the UI is wanted)."""
     from ..records.store import default_store_path
     from ..tui.app import create_app
+    from ..workflow.payload import parse_payload
 
+    parsed = None if payload is None else parse_payload(payload, "--payload")
     store = None if no_store or replay else str(store_path or default_store_path())
-    app = create_app(file, payload=payload, replay=replay, store_path=store)
+    app = create_app(file, payload=parsed, replay=replay, store_path=store)
     app.run()
 
 

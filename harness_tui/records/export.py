@@ -11,8 +11,10 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import tempfile
 from collections.abc import Iterable, Mapping
+from enum import StrEnum
 from functools import cached_property
 from importlib import metadata
 from pathlib import Path
@@ -21,7 +23,14 @@ from typing import Any
 from pydantic import ValidationError
 
 from .. import __version__
-from ..engine.canonical import check_json, combine_digests, digest, digest_text, object_text
+from ..engine.canonical import (
+    check_json,
+    combine_digests,
+    digest,
+    digest_text,
+    object_text,
+    payload_text,
+)
 from ..engine.events import TraceEvent
 from ..engine.orchestrator import Run
 from ..engine.scheduler import DeterministicScheduler, Plan
@@ -31,7 +40,7 @@ from ..workflow.loader import Workflow, parse_workflow
 from .errors import RecordError
 from .model import FORMAT, FORMAT_VERSION, RunExport
 
-__all__ = ["MAX_EXPORT_BYTES", "RunRecord", "atomic_write", "is_run_export"]
+__all__ = ["MAX_EXPORT_BYTES", "FileKind", "RunRecord", "atomic_write", "export_name", "file_kind"]
 
 MAX_EXPORT_BYTES = 256 * 1024 * 1024
 _PACKAGES = ("textual", "rich", "pyyaml", "click", "pydantic", "jmespath")
@@ -61,17 +70,37 @@ def atomic_write(path: str | Path, text: str) -> None:
         os.close(dir_fd)
 
 
-def is_run_export(path: Path) -> bool:
-    """Whether ``path`` is a ``.json`` file that declares itself a harness-run export (a cheap
-    look at its first 64 KiB, for listings and argument sniffing; :meth:`RunRecord.read`
-    does the real checking)."""
-    if path.suffix.lower() != ".json":
-        return False
+class FileKind(StrEnum):
+    """What a file given to harness-tui is, decided once where it enters."""
+
+    WORKFLOW = "workflow"
+    EXPORT = "export"
+
+
+_EXPORT_MARK = re.compile(rb'"format"\s*:\s*"harness-run"')
+
+
+def file_kind(path: str | Path) -> FileKind:
+    """Whether ``path`` is a run export or a workflow file, from its content, not its name.
+
+    An export is a JSON object that declares ``"format": "harness-run"`` in its first 64 KiB
+    (:meth:`RunRecord.read` does the real checking); anything else, a JSON or flow-style
+    YAML workflow included, is a workflow file, and an unreadable path is reported by the
+    workflow loader.
+    """
     try:
-        with path.open("rb") as handle:
-            return b'"harness-run"' in handle.read(65536)
+        with Path(path).open("rb") as handle:
+            head = handle.read(65536)
     except OSError:
-        return False
+        return FileKind.WORKFLOW
+    if not head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{"):
+        return FileKind.WORKFLOW
+    return FileKind.EXPORT if _EXPORT_MARK.search(head) else FileKind.WORKFLOW
+
+
+def export_name(workflow_name: str, run_digest: str) -> str:
+    """The default file name of an export: ``<workflow>-<first 12 of the run digest>.json``."""
+    return f"{workflow_name}-{run_digest[:12]}.json"
 
 
 def _environment() -> dict[str, Any]:
@@ -309,12 +338,12 @@ class RunRecord:
     @cached_property
     def plan(self) -> Plan:
         rows = self.document["plan"]
-        payload_text = json.dumps(self.payload, sort_keys=True, ensure_ascii=False)
+        text = payload_text(self.payload)
         return Plan(
             tuple(r["task"] for r in rows),
             tuple(r["task_id"] for r in rows),
             tuple(r["level"] for r in rows),
-            payload_text,
+            text,
         )
 
     @cached_property

@@ -14,6 +14,7 @@ from textual.screen import Screen
 from ..engine.clock import Clock
 from ..records.errors import RecordError
 from ..records.store import RunStore
+from ..workflow.payload import Payload
 from .actions import GLOBAL, Action, bindings
 from .modals.help import HelpModal
 from .screens.workbench import WorkbenchScreen
@@ -106,7 +107,7 @@ class HarnessApp(App[None]):
 def create_app(
     path: str | None,
     *,
-    payload: str | None = None,
+    payload: Payload | None = None,
     replay: bool = False,
     clock: Clock | None = None,
     store_path: str | None = None,

@@ -6,13 +6,12 @@ what they return, so every decision stays testable without a terminal.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..engine.canonical import CanonicalError, check_json, digest
+from ..engine.canonical import check_json, digest
 from ..engine.clock import Clock
 from ..engine.driver import Stop
 from ..engine.errors import HarnessError
@@ -21,12 +20,13 @@ from ..engine.executors import SerialExecutor
 from ..engine.orchestrator import Run
 from ..engine.state import Snapshot
 from ..records.errors import RecordError
-from ..records.export import RunRecord
+from ..records.export import FileKind, RunRecord, export_name, file_kind
 from ..records.live import LiveRun
 from ..records.replay import replay_run
 from ..records.store import RunStore
 from ..workflow.errors import WorkflowError
 from ..workflow.loader import Workflow, load_workflow
+from ..workflow.payload import Payload
 from .dag_layout import DagLayout, layout_dag
 
 __all__ = ["COALESCE_SECONDS", "OpenError", "Session", "open_session"]
@@ -231,22 +231,22 @@ class Session:
         return self.live.export()
 
     def default_export_name(self) -> str:
-        return f"{self.workflow.name}-{self.run.digest[:12]}.json"
+        return export_name(self.workflow.name, self.run.digest)
 
 
 def open_session(
     path: str,
-    payload_text: str | None = None,
+    payload: Payload | None = None,
     clock: Clock | None = None,
     store: RunStore | None = None,
 ) -> Session:
-    """Open a workflow file or a run export.
+    """Open a workflow file (with ``payload``, or its own) or a run export.
 
     Raises:
         OpenError: with the lines to show (never a traceback).
     """
     file = Path(path)
-    if _looks_like_export(file):
+    if file_kind(file) is FileKind.EXPORT:
         try:
             record = RunRecord.read(file)
         except RecordError as exc:
@@ -261,22 +261,5 @@ def open_session(
         workflow = load_workflow(file)
     except WorkflowError as exc:
         raise OpenError(path, [str(p) for p in exc.problems]) from None
-    payload: Any = workflow.payload
-    if payload_text is not None:
-        try:
-            payload = json.loads(payload_text)
-            check_json(payload, "payload")
-        except (json.JSONDecodeError, CanonicalError) as exc:
-            raise OpenError(path, [f"--payload: {exc}"]) from None
-    return Session(workflow, payload, clock=clock, source_path=path, store=store)
-
-
-def _looks_like_export(file: Path) -> bool:
-    if file.suffix.lower() == ".json":
-        return True
-    try:
-        with file.open("rb") as handle:
-            head = handle.read(64).lstrip()
-    except OSError:
-        return False
-    return head.startswith(b"{")
+    value = workflow.payload if payload is None else payload.value
+    return Session(workflow, value, clock=clock, source_path=path, store=store)

@@ -136,3 +136,23 @@ def test_every_command_reports_a_harness_error_as_one_line_and_exit_2(tmp_path: 
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("error: "), (args, lines)
         assert not isinstance(result.exception, HarnessError)
+
+
+def test_the_workbench_takes_a_payload_file_like_plan_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness_tui.tui.app import HarnessApp
+
+    payload = tmp_path / "p.json"
+    payload.write_text('{"user_id": "u042"}')
+    opened: list[object] = []
+    monkeypatch.setattr(HarnessApp, "run", lambda self, **kw: opened.append(self.session))
+    workflow = str(ROOT / "workflows/user_profile.yaml")
+    result = CliRunner().invoke(cli, [workflow, "--payload", f"@{payload}", "--no-store"])
+    assert result.exit_code == 0, result.output
+    (session,) = opened
+    assert session.payload == {"user_id": "u042"}  # type: ignore[attr-defined]
+    planned = CliRunner().invoke(cli, ["plan", workflow, "--payload", f"@{payload}", "--json"])
+    assert json.loads(planned.stdout)["plan"] == session.run.plan.to_json()  # type: ignore[attr-defined]
+    bad = CliRunner().invoke(cli, [workflow, "--payload", "@missing.json", "--no-store"])
+    assert bad.exit_code == 2 and bad.stderr.startswith("error: --payload: cannot read")

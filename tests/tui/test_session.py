@@ -132,3 +132,39 @@ def test_opening_a_broken_file_raises_open_error_with_lines(tmp_path: Path) -> N
     with pytest.raises(OpenError) as caught:
         open_session(str(broken))
     assert caught.value.lines and "nope" in caught.value.lines[0]
+
+
+FLOW_YAML = '{name: flow, tasks: {a: {run: "builtin:echo", with: {x: 1}}}}\n'
+FLOW_JSON = '{"name": "flow", "tasks": {"a": {"run": "builtin:echo"}}}\n'
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [("flow.yaml", FLOW_YAML), ("flow.yml", FLOW_YAML), ("flow.json", FLOW_JSON)],
+)
+def test_a_flow_style_workflow_opens_as_a_workflow_whatever_its_name(
+    tmp_path: Path, name: str, text: str
+) -> None:
+    file = tmp_path / name
+    file.write_text(text)
+    session = open_session(str(file))
+    assert not session.replay and session.workflow.name == "flow"
+    drive(session, single=False)
+    assert session.run.status.value == "succeeded"
+
+
+def test_an_export_opens_as_an_export_whatever_its_name(tmp_path: Path) -> None:
+    live = session_of(USER_PROFILE)
+    drive(live, single=False)
+    renamed = tmp_path / "bug-report.txt"
+    live.export_record().write(renamed)
+    assert open_session(str(renamed)).replay
+
+
+def test_a_truncated_export_is_one_clear_line(tmp_path: Path) -> None:
+    file = tmp_path / "broken.json"
+    file.write_text('{"format": "harness-run", "format_version": "1.0", "trace": [')
+    with pytest.raises(OpenError) as caught:
+        open_session(str(file))
+    (line,) = caught.value.lines
+    assert "not JSON" in line and "truncated" in line

@@ -12,15 +12,16 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 
-from ...records.export import is_run_export
+from ...records.export import FileKind, file_kind
 
 PATTERNS = ("*.yaml", "*.yml", "*.json")
 SKIP = {".git", ".venv", "node_modules", "__pycache__", ".mypy_cache", ".ruff_cache"}
 
 
-def candidates(root: Path, limit: int = 500) -> list[Path]:
-    """Workflow files and exports under ``root`` (and ``root/workflows``), two levels deep."""
-    found: set[Path] = set()
+def candidates(root: Path, limit: int = 500) -> dict[Path, FileKind]:
+    """Workflow files and exports under ``root`` (and ``root/workflows``), two levels deep,
+    each with its kind as the one sniffer tells it (``.json`` files only when exports)."""
+    found: dict[Path, FileKind] = {}
     for base in (root, root / "workflows"):
         if not base.is_dir():
             continue
@@ -29,10 +30,12 @@ def candidates(root: Path, limit: int = 500) -> list[Path]:
                 for path in base.glob(depth + pattern):
                     if SKIP.intersection(path.relative_to(root).parts) or not path.is_file():
                         continue
-                    if path.suffix == ".json" and not is_run_export(path):
+                    kind = file_kind(path)
+                    if path.suffix == ".json" and kind is not FileKind.EXPORT:
                         continue
-                    found.add(path)
-    return sorted(found, key=lambda p: (p.suffix == ".json", str(p)))[:limit]
+                    found[path] = kind
+    ordered = sorted(found, key=lambda p: (found[p] is FileKind.EXPORT, str(p)))[:limit]
+    return {path: found[path] for path in ordered}
 
 
 class OpenFileModal(ModalScreen[Path | None]):
@@ -62,7 +65,8 @@ class OpenFileModal(ModalScreen[Path | None]):
             shown = path.relative_to(self.root)
         except ValueError:
             shown = path
-        return f"{'▷ export ' if path.suffix == '.json' else '◆ workflow'}  {shown}"
+        export = self._paths[path] is FileKind.EXPORT
+        return f"{'▷ export ' if export else '◆ workflow'}  {shown}"
 
     def on_input_changed(self, event: Input.Changed) -> None:
         options = self.query_one(OptionList)

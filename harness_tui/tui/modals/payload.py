@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from rich.text import Text
@@ -12,7 +11,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, TextArea
 
-from ...engine.canonical import CanonicalError, check_json
+from ...workflow.payload import PayloadError, editable_text, parse_payload
 
 NOTHING = object()
 
@@ -28,7 +27,7 @@ class PayloadModal(ModalScreen[Any]):
 
     def __init__(self, payload: Any) -> None:
         super().__init__()
-        self.initial = json.dumps(payload, indent=2, ensure_ascii=False, sort_keys=True)
+        self.initial = editable_text(payload)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="payload-dialog", classes="dialog"):
@@ -54,17 +53,12 @@ class PayloadModal(ModalScreen[Any]):
         text = self.query_one(TextArea).text
         error = self.query_one("#payload-error", Label)
         try:
-            value = json.loads(text)
-            check_json(value, "payload")
-        except json.JSONDecodeError as exc:
-            error.update(Text(f"not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"))
-            error.add_class("-error")
-            return
-        except CanonicalError as exc:
+            parsed = parse_payload(text.strip(), "payload")
+        except PayloadError as exc:
             error.update(Text(str(exc)))
             error.add_class("-error")
             return
-        self.dismiss(value)
+        self.dismiss(parsed.value)
 
     def action_cancel(self) -> None:
         self.dismiss(NOTHING)

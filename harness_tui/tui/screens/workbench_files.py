@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from textual.screen import Screen
 
+from ...workflow.payload import Payload
 from ..modals.export import ExportModal
 from ..modals.open_file import OpenFileModal
 from ..modals.payload import PayloadModal
@@ -23,7 +23,7 @@ class FileActions(Screen[None]):
     selected: str | None
     _run_active: bool
 
-    def _open(self, path: str, payload: str | None) -> Session:
+    def _open(self, path: str, payload: Payload | None) -> Session:
         """Open a file with the app's clock and run store."""
         app: Any = self.app
         return open_session(path, payload, clock=app.clock, store=app.store)
@@ -79,7 +79,7 @@ class FileActions(Screen[None]):
 
         self.app.push_screen(OpenFileModal(), opened)
 
-    def open_path(self, path: str, payload: str | None = None) -> None:
+    def open_path(self, path: str, payload: Payload | None = None) -> None:
         """Open a file in place of the current session; errors are shown, never raised."""
         if self._busy():
             return
@@ -115,7 +115,7 @@ class FileActions(Screen[None]):
             return
         path = session.source_path or session.workflow.path
         try:
-            fresh = self._open(path, json.dumps(session.payload))
+            fresh = self._open(path, Payload(session.payload))
         except OpenError as exc:
             self.notify(
                 "\n".join(exc.lines[:8]), title=f"{path} has errors", severity="error", timeout=10
