@@ -31,7 +31,8 @@ from ..engine.canonical import (
     object_text,
     payload_text,
 )
-from ..engine.events import TraceEvent
+from ..engine.events import Status, TraceEvent
+from ..engine.graph import TaskGraph
 from ..engine.orchestrator import Run
 from ..engine.scheduler import DeterministicScheduler, Plan
 from ..engine.state import RunState
@@ -129,6 +130,38 @@ def _redact(value: Any, keys: frozenset[str]) -> Any:
     return value
 
 
+def _attempts(run: Run, graph: TaskGraph) -> list[dict[str, Any]]:
+    """Each attempt as it really ran (export 1.1): from its ``running`` event to its final one.
+
+    A fallback has no ``running`` event; its start is its final event's ``started_at``.
+    """
+    started: dict[tuple[str, int], TraceEvent] = {}
+    attempts = []
+    for event in run.events:
+        if event.attempt == 0:
+            continue
+        key = (event.task, event.attempt)
+        if event.status is Status.RUNNING:
+            started[key] = event
+            continue
+        opened = started.pop(key, None)
+        fallback = event.attempt > graph[event.task].max_retries + 1
+        attempts.append(
+            {
+                "task": event.task,
+                "attempt": event.attempt,
+                "kind": "fallback" if fallback else "task",
+                "started_at": event.started_at,
+                "ended_at": event.ended_at,
+                "wall_started": opened.wall if opened is not None else None,
+                "wall_ended": event.wall,
+                "worker": 0,
+                "log": None,
+            }
+        )
+    return attempts
+
+
 def _checksum(document: Mapping[str, Any]) -> str:
     return digest({k: v for k, v in document.items() if k != "checksum"})
 
@@ -155,11 +188,17 @@ class RunRecord:
         run_id: str | None = None,
         redact: Iterable[str] = (),
         status: str | None = None,
+        forked_from: tuple[str, str] | None = None,
+        environment: Mapping[str, Any] | None = None,
     ) -> RunRecord:
         """Capture a run (finished or not) with its workflow.
 
         Args:
+            run_id: the run's id in the store, if it has one.
+            redact: keys whose values are replaced in payload and results.
             status: the run status to record instead of the run's own (a stored run's).
+            forked_from: ``(run digest, task)`` of the run this one was re-run from.
+            environment: what to record as the environment (default: this interpreter's).
         """
         keys = frozenset(redact)
         results = run.results
@@ -186,7 +225,23 @@ class RunRecord:
             "digests": run.digests(),
             "redacted": sorted(keys),
             "timings": [event.timing() for event in run.events],
-            "environment": _environment(),
+            "environment": dict(environment) if environment is not None else _environment(),
+            "attempts": _attempts(run, workflow.graph),
+            "forked_from": (
+                None
+                if forked_from is None
+                else {"run_digest": forked_from[0], "task": forked_from[1]}
+            ),
+            "redaction": (
+                {
+                    "keys": sorted(keys),
+                    "replacement": "<redacted sha256:DIGEST>",
+                    "places": ["payload", "results"],
+                }
+                if keys
+                else None
+            ),
+            "spec": None,
         }
         document["checksum"] = _checksum(document)
         return cls(document)
@@ -361,5 +416,5 @@ class RunRecord:
         return dict(self.document["results"])
 
     def default_name(self) -> str:
-        """``<workflow>-<short run digest>.json``."""
-        return f"{self.document['workflow']['name']}-{self.digests['run'][:12]}.json"
+        """``<workflow>-<short run digest>.json`` (see :func:`export_name`)."""
+        return export_name(self.document["workflow"]["name"], self.digests["run"])

@@ -14,7 +14,9 @@ from ..engine.events import RunStatus, Status
 __all__ = ["FORMAT", "FORMAT_VERSION", "RunExport"]
 
 FORMAT = "harness-run"
-FORMAT_VERSION = "1.0"
+FORMAT_VERSION = "1.1"
+"""1.1 adds ``attempts``, ``forked_from``, ``redaction`` and ``spec`` beside the trace; a 1.1
+reader reads 1.0 files (those fields are then absent)."""
 Digest = str
 
 
@@ -67,6 +69,45 @@ class Timing(_Open):
     )
 
 
+class AttemptLog(_Open):
+    """What an attempt printed or logged (stdout, stderr, ``logging``), bounded."""
+
+    text: str
+    truncated: bool = False
+
+
+class Attempt(_Open):
+    """One attempt of a task as it really ran: clock and wall times, the worker, its log.
+
+    Not canonical: none of it enters a digest.
+    """
+
+    task: str
+    attempt: int = Field(ge=1)
+    kind: Literal["task", "fallback"]
+    started_at: float | None = Field(None, description="The run clock's monotonic time.")
+    ended_at: float | None = None
+    wall_started: float | None = Field(None, description="Epoch seconds.")
+    wall_ended: float | None = None
+    worker: int | None = Field(None, description="Which worker ran it (0 when serial).")
+    log: AttemptLog | None = None
+
+
+class ForkedFrom(_Open):
+    """The run this one was re-run from, at which task."""
+
+    run_digest: Digest
+    task: str
+
+
+class Redaction(_Open):
+    """How values were redacted: which keys, what replaced them, in which parts."""
+
+    keys: list[str]
+    replacement: str
+    places: list[str] = Field(default_factory=list)
+
+
 class Digests(_Open):
     payload: Digest
     plan: Digest
@@ -94,4 +135,10 @@ class RunExport(_Open):
     )
     timings: list[Timing] = Field(default_factory=list, description="Not canonical.")
     environment: dict[str, Any] = Field(default_factory=dict, description="Not canonical.")
+    attempts: list[Attempt] = Field(default_factory=list, description="1.1; not canonical.")
+    forked_from: ForkedFrom | None = Field(None, description="1.1; not canonical.")
+    redaction: Redaction | None = Field(None, description="1.1; not canonical.")
+    spec: dict[str, Any] | None = Field(
+        None, description="1.1: the code-free spec of a graph defined in Python."
+    )
     checksum: Digest = Field(description="sha256 of the canonical JSON of every other field.")

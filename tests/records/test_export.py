@@ -39,6 +39,9 @@ def test_round_trip_is_byte_identical(exported: Path, tmp_path: Path) -> None:
     assert again.read_bytes() == exported.read_bytes()
 
 
+NOT_CANONICAL = {"timings", "attempts", "environment", "checksum"}
+
+
 def test_two_exports_of_one_run_differ_only_in_timings_environment_checksum() -> None:
     workflow = load_workflow(ROOT / "workflows/user_profile.yaml")
     run = TaskOrchestrator(workflow.graph).start(workflow.payload).run_to_end()
@@ -46,10 +49,10 @@ def test_two_exports_of_one_run_differ_only_in_timings_environment_checksum() ->
     two = RunRecord.from_run(run, workflow).document
     two["environment"] = {"python": "elsewhere"}
     differing = {k for k in one if one[k] != two.get(k)}
-    assert differing <= {"timings", "environment", "checksum"}
+    assert differing <= NOT_CANONICAL
     other_run = TaskOrchestrator(workflow.graph).start(workflow.payload).run_to_end()
     three = RunRecord.from_run(other_run, workflow).document
-    assert {k for k in one if one[k] != three[k]} <= {"timings", "environment", "checksum"}
+    assert {k for k in one if one[k] != three[k]} <= NOT_CANONICAL
 
 
 def test_replay_reproduces_plan_trace_and_digests(exported: Path) -> None:
@@ -90,7 +93,7 @@ def _edited_workflow(d: dict[str, Any]) -> None:
 
 
 TAMPERING = {
-    "truncated": (lambda p: p.write_text(p.read_text()[:500]), "not JSON (Unterminated string"),
+    "truncated": (lambda p: p.write_text(p.read_text()[:500]), "the file may be truncated"),
     "not-json": (lambda p: p.write_text("hello"), "not JSON (Expecting value at line 1"),
     "not-an-export": (lambda p: p.write_text('{"a": 1}'), "not a harness-tui run export"),
     "bad-checksum": (
