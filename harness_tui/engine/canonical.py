@@ -20,10 +20,16 @@ __all__ = [
     "CanonicalError",
     "canonical_json",
     "check_json",
+    "combine_digests",
     "compute_task_id",
     "digest",
     "digest_text",
+    "event_text",
+    "loads",
+    "object_text",
     "payload_text",
+    "plan_text",
+    "quote",
     "task_id",
     "task_id_from_text",
 ]
@@ -216,10 +222,46 @@ def loads(text: str) -> Any:
 
 def combine_digests(parts: dict[str, str]) -> str:
     """sha256 of the canonical JSON object ``{name: digest}`` (the run digest's form)."""
-    body = ",".join(f'"{k}":"{parts[k]}"' for k in sorted(parts))
+    body = ",".join(f'{_quote(k)}:"{parts[k]}"' for k in sorted(parts))
     return hashlib.sha256(("{" + body + "}").encode()).hexdigest()
 
 
 def object_text(items: dict[str, str]) -> str:
     """Canonical JSON of an object whose values are already canonical JSON texts."""
     return "{" + ",".join(f"{_quote(k)}:{items[k]}" for k in sorted(items)) + "}"
+
+
+# -- speed-tuned encoders of the engine's own records -----------------------------------------
+# Each writes the canonical JSON of a record whose shape is known, so keys are already in
+# sorted order and only strings from outside need quoting; each has a property test that it
+# equals check_json() of the plain value (tests/engine/test_canonical.py).
+
+
+def event_text(
+    seq: int,
+    task: str,
+    task_id: str,
+    status: str,
+    attempt: int,
+    error: dict[str, str] | None,
+    input_digest: str | None,
+    output_digest: str | None,
+) -> str:
+    """Canonical JSON of a trace event's canonical fields (the trace digest's hot path)."""
+    head = f'{{"attempt":{attempt}'
+    if error is not None:
+        head += f',"error":{check_json(error)}'
+    if input_digest is not None:
+        head += f',"input_digest":"{input_digest}"'
+    if output_digest is not None:
+        head += f',"output_digest":"{output_digest}"'
+    return f'{head},"seq":{seq},"status":"{status}","task":{_quote(task)},"task_id":"{task_id}"}}'
+
+
+def plan_text(names: tuple[str, ...], task_ids: tuple[str, ...], levels: tuple[int, ...]) -> str:
+    """Canonical JSON of a plan's rows ``[{"index", "level", "task", "task_id"}, ...]``."""
+    rows = [
+        f'{{"index":{i},"level":{level},"task":{_quote(name)},"task_id":"{task_id}"}}'
+        for i, (name, task_id, level) in enumerate(zip(names, task_ids, levels, strict=True))
+    ]
+    return "[" + ",".join(rows) + "]"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, NamedTuple
 
-from .canonical import check_json, quote
+from .canonical import event_text
 from .graph import TaskGraph
 
 __all__ = [
@@ -123,17 +123,16 @@ class TraceEvent(NamedTuple):
         return data
 
     def canonical_text(self) -> str:
-        """Canonical JSON of :meth:`canonical`, formatted directly (it is on the hot path)."""
-        head = f'{{"attempt":{self.attempt}'
-        if self.error is not None:
-            head += f',"error":{check_json(self.error)}'
-        if self.input_digest is not None:
-            head += f',"input_digest":"{self.input_digest}"'
-        if self.output_digest is not None:
-            head += f',"output_digest":"{self.output_digest}"'
-        return (
-            f'{head},"seq":{self.seq},"status":"{str.__str__(self.status)}",'
-            f'"task":{quote(self.task)},"task_id":"{self.task_id}"}}'
+        """Canonical JSON of :meth:`canonical` (see :func:`~.canonical.event_text`)."""
+        return event_text(
+            self.seq,
+            self.task,
+            self.task_id,
+            str.__str__(self.status),
+            self.attempt,
+            self.error,
+            self.input_digest,
+            self.output_digest,
         )
 
     def timing(self) -> dict[str, Any]:

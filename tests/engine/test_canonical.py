@@ -83,3 +83,110 @@ def test_event_canonical_text_is_its_canonical_json(event: tuple[object, ...]) -
         7, task, "abcd", Status(status), attempt, error, input_digest, output_digest, 1.0, 2.0
     )  # type: ignore[arg-type]
     assert trace_event.canonical_text() == check_json(trace_event.canonical())
+
+
+# -- each speed-tuned encoder equals the plain encoding ------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from harness_tui.engine.canonical import (  # noqa: E402
+    combine_digests,
+    event_text,
+    object_text,
+    plan_text,
+    quote,
+)
+from harness_tui.engine.events import Status, TraceEvent  # noqa: E402
+from harness_tui.engine.state import RunState  # noqa: E402
+
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4)
+    ),
+    max_leaves=20,
+)
+HEX = st.text("0123456789abcdef", min_size=16, max_size=16)
+DIGESTS = st.none() | st.text("0123456789abcdef", min_size=64, max_size=64)
+ERRORS = st.none() | st.fixed_dictionaries({"type": st.text(), "message": st.text()})
+
+
+def plain(value: object) -> str:
+    return json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
+
+
+@given(JSON_VALUES)
+def test_check_json_is_the_plain_encoding(value: object) -> None:
+    assert check_json(value) == plain(value)
+
+
+@given(st.text())
+def test_quote_is_the_plain_string_encoding(text: str) -> None:
+    assert quote(text) == json.dumps(text, ensure_ascii=False)
+
+
+@given(st.dictionaries(st.text(max_size=8), JSON_VALUES, max_size=6))
+def test_object_text_is_the_plain_encoding(items: dict[str, object]) -> None:
+    assert object_text({k: check_json(v) for k, v in items.items()}) == plain(items)
+
+
+@given(st.dictionaries(st.text(min_size=1, max_size=8), DIGESTS.filter(bool), max_size=5))
+def test_combine_digests_is_the_digest_of_the_plain_object(parts: dict[str, str]) -> None:
+    assert combine_digests(parts) == digest(parts)
+
+
+@given(
+    st.integers(0, 10**6),
+    st.text(min_size=1),
+    HEX,
+    st.sampled_from(list(Status)),
+    st.integers(0, 99),
+    ERRORS,
+    DIGESTS,
+    DIGESTS,
+)
+def test_event_text_is_the_plain_encoding(
+    seq: int,
+    task: str,
+    task_id: str,
+    status: Status,
+    attempt: int,
+    error: dict[str, str] | None,
+    input_digest: str | None,
+    output_digest: str | None,
+) -> None:
+    event = TraceEvent(seq, task, task_id, status, attempt, error, input_digest, output_digest)
+    text = event_text(seq, task, task_id, status.value, attempt, error, input_digest, output_digest)
+    assert text == event.canonical_text() == plain(event.canonical())
+
+
+@given(st.lists(st.tuples(st.text(min_size=1), HEX, st.integers(0, 500)), max_size=20))
+def test_plan_text_is_the_plain_encoding(rows: list[tuple[str, str, int]]) -> None:
+    names = tuple(r[0] for r in rows)
+    ids = tuple(r[1] for r in rows)
+    levels = tuple(r[2] for r in rows)
+    expected = [
+        {"index": i, "level": level, "task": name, "task_id": task_id}
+        for i, (name, task_id, level) in enumerate(rows)
+    ]
+    assert plan_text(names, ids, levels) == plain(expected)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.lists(st.integers(1, 5000), min_size=1, max_size=4))
+def test_the_chunked_trace_digest_is_the_digest_of_the_plain_trace(cuts: list[int]) -> None:
+    state = RunState()
+    statuses = list(Status)
+    total = 0
+    for cut in cuts:  # digests asked for at arbitrary points, across 4,096-event chunks
+        for seq in range(total, total + cut):
+            state.append(TraceEvent(seq, f"t{seq % 7}", "0" * 16, statuses[seq % 8], seq % 3))
+        total += cut
+        assert state.trace_digest() == digest(state.canonical_trace())
