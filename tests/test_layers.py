@@ -105,3 +105,17 @@ def test_every_exported_name_resolves() -> None:
         assert set(package.__all__) <= set(dir(package))
     with pytest.raises(AttributeError):
         _ = harness_tui.no_such_name  # type: ignore[attr-defined]
+
+
+def test_no_function_is_over_60_lines() -> None:
+    import ast
+
+    long = []
+    for path in sorted((ROOT / "harness_tui").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                assert node.end_lineno is not None
+                size = node.end_lineno - node.lineno + 1
+                if size > 60:
+                    long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({size})")
+    assert long == []

@@ -34,9 +34,6 @@ __all__ = [
     "task_id_from_text",
 ]
 
-JSONValue = Any
-"""A JSON value: dict with str keys, list, str, int, float (finite), bool or None."""
-
 _loads = json.loads
 
 

@@ -151,6 +151,38 @@ def _field_problems(node: TaskNode) -> list[GraphProblem]:
     return problems
 
 
+def _dependency_problems(by_name: Mapping[str, TaskNode]) -> list[GraphProblem]:
+    """Self, unknown and repeated dependencies, in declaration order."""
+    problems = []
+    for node in by_name.values():
+        seen: set[str] = set()
+        for dep in node.depends_on:
+            if dep == node.name:
+                problems.append(
+                    GraphProblem(
+                        "self_dependency", (node.name,), f"task {node.name!r} depends on itself"
+                    )
+                )
+            elif dep not in by_name:
+                problems.append(
+                    GraphProblem(
+                        "unknown_dependency",
+                        (node.name, dep),
+                        f"task {node.name!r} depends on unknown task {dep!r}",
+                    )
+                )
+            elif dep in seen:
+                problems.append(
+                    GraphProblem(
+                        "duplicate",
+                        (node.name, dep),
+                        f"task {node.name!r} lists dependency {dep!r} twice",
+                    )
+                )
+            seen.add(dep)
+    return problems
+
+
 class TaskGraph:
     """A validated DAG of :class:`TaskNode` with its adjacency precomputed.
 
@@ -198,32 +230,7 @@ class TaskGraph:
                 continue
             by_name[node.name] = node
             problems.extend(_field_problems(node))
-        for node in by_name.values():
-            seen: set[str] = set()
-            for dep in node.depends_on:
-                if dep == node.name:
-                    problems.append(
-                        GraphProblem(
-                            "self_dependency", (node.name,), f"task {node.name!r} depends on itself"
-                        )
-                    )
-                elif dep not in by_name:
-                    problems.append(
-                        GraphProblem(
-                            "unknown_dependency",
-                            (node.name, dep),
-                            f"task {node.name!r} depends on unknown task {dep!r}",
-                        )
-                    )
-                elif dep in seen:
-                    problems.append(
-                        GraphProblem(
-                            "duplicate",
-                            (node.name, dep),
-                            f"task {node.name!r} lists dependency {dep!r} twice",
-                        )
-                    )
-                seen.add(dep)
+        problems.extend(_dependency_problems(by_name))
         graph = cls()
         graph._nodes = by_name
         graph._dependents = {name: [] for name in by_name}
@@ -349,74 +356,78 @@ class TaskGraph:
         return seen
 
     def _cycles(self) -> list[list[str]]:
-        """One cycle per strongly connected component with more than one task.
-
-        Iterative Tarjan (no recursion limit at 100k tasks), then a walk inside each component
-        to name an actual cycle, rotated to start at its smallest name so reports are stable.
-        """
-        index: dict[str, int] = {}
-        low: dict[str, int] = {}
-        on_stack: set[str] = set()
-        stack: list[str] = []
-        components: list[list[str]] = []
-        counter = 0
+        """One cycle per strongly connected component with more than one task, each rotated
+        to start at its smallest name so reports are stable."""
         deps = {
             n: [d for d in node.depends_on if d in self._nodes and d != n]
             for n, node in self._nodes.items()
         }
-        for root in sorted(self._nodes):
-            if root in index:
+        return sorted(_cycle_in(component, deps) for component in _components(deps))
+
+
+def _components(deps: Mapping[str, list[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one task: iterative Tarjan (no recursion
+    limit at 100k tasks)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    components: list[list[str]] = []
+    counter = 0
+    for root in sorted(deps):
+        if root in index:
+            continue
+        work: list[tuple[str, int]] = [(root, 0)]
+        while work:
+            v, i = work.pop()
+            if i == 0:
+                index[v] = low[v] = counter
+                counter += 1
+                stack.append(v)
+                on_stack.add(v)
+            children = deps[v]
+            if i < len(children):
+                work.append((v, i + 1))
+                w = children[i]
+                if w not in index:
+                    work.append((w, 0))
+                elif w in on_stack:
+                    low[v] = min(low[v], index[w])
                 continue
-            work: list[tuple[str, int]] = [(root, 0)]
-            while work:
-                v, i = work.pop()
-                if i == 0:
-                    index[v] = low[v] = counter
-                    counter += 1
-                    stack.append(v)
-                    on_stack.add(v)
-                children = deps[v]
-                if i < len(children):
-                    work.append((v, i + 1))
-                    w = children[i]
-                    if w not in index:
-                        work.append((w, 0))
-                    elif w in on_stack:
-                        low[v] = min(low[v], index[w])
-                    continue
-                if work:
-                    parent = work[-1][0]
-                    low[parent] = min(low[parent], low[v])
-                if low[v] == index[v]:
-                    component = []
-                    while True:
-                        w = stack.pop()
-                        on_stack.discard(w)
-                        component.append(w)
-                        if w == v:
-                            break
-                    if len(component) > 1:
-                        components.append(component)
-        cycles = []
-        for component in components:
-            members = set(component)
-            start = min(members)
-            path = [start]
-            position = {start: 0}
-            current = start
-            while True:
-                nxt = min(d for d in deps[current] if d in members)
-                if nxt in position:
-                    cycle = path[position[nxt] :]
-                    break
-                position[nxt] = len(path)
-                path.append(nxt)
-                current = nxt
-            # Reported along depends_on: "a -> b" reads "a depends on b", as in the file.
-            pivot = cycle.index(min(cycle))
-            cycles.append(cycle[pivot:] + cycle[:pivot])
-        cycles.sort()
-        return cycles
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[v])
+            if low[v] == index[v]:
+                component = []
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    component.append(w)
+                    if w == v:
+                        break
+                if len(component) > 1:
+                    components.append(component)
+    return components
+
+
+def _cycle_in(component: list[str], deps: Mapping[str, list[str]]) -> list[str]:
+    """An actual cycle inside a strongly connected component, smallest names first."""
+    members = set(component)
+    start = min(members)
+    path = [start]
+    position = {start: 0}
+    current = start
+    while True:
+        nxt = min(d for d in deps[current] if d in members)
+        if nxt in position:
+            cycle = path[position[nxt] :]
+            break
+        position[nxt] = len(path)
+        path.append(nxt)
+        current = nxt
+    # Reported along depends_on: "a -> b" reads "a depends on b", as in the file.
+    pivot = cycle.index(min(cycle))
+    return cycle[pivot:] + cycle[:pivot]
 
 
 class Topology:

@@ -111,6 +111,53 @@ class Plan:
         return hashlib.sha256(text.encode()).hexdigest()
 
 
+def _kahn(
+    keys: list[int], roots: list[int], indegree: list[int], dependents: list[list[int]]
+) -> tuple[list[int], list[int]]:
+    """Kahn's algorithm, smallest key first: the task numbers in plan order and each task's
+    level. ``indegree`` is consumed (what is left non-zero is stuck on a cycle)."""
+    n = len(keys)
+    level = [0] * n
+    # The ready set is a heap plus a sorted run: a task that releases many others at once
+    # (a fan-out) sorts them in one C call instead of pushing each through the heap. A run
+    # is only rebuilt for a batch at least a quarter of its size, so merging stays linear.
+    heap: list[int] = []
+    run = sorted([keys[i] for i in roots])
+    at = 0
+    push, pop = heapq.heappush, heapq.heappop
+    order: list[int] = []
+    append = order.append
+    while True:
+        if heap and (at == len(run) or heap[0] < run[at]):
+            i = pop(heap) % n
+        elif at < len(run):
+            i = run[at] % n
+            at += 1
+        else:
+            break
+        append(i)
+        deeper = level[i] + 1
+        released: list[int] | None = None
+        for child in dependents[i]:
+            if level[child] < deeper:
+                level[child] = deeper
+            remaining = indegree[child] - 1
+            indegree[child] = remaining
+            if not remaining:
+                if released is None:
+                    released = [child]
+                else:
+                    released.append(child)
+        if released is not None:
+            if len(released) > 16 and len(released) * 4 >= len(run) - at:
+                run = sorted([keys[c] for c in released] + run[at:])
+                at = 0
+            else:
+                for child in released:
+                    push(heap, keys[child])
+    return order, level
+
+
 class DeterministicScheduler:
     """Turns a :class:`TaskGraph` and a payload into its one :class:`Plan`.
 
@@ -147,45 +194,7 @@ class DeterministicScheduler:
         # ``id * n + number`` orders exactly like ``(task_id, name)`` and compares in C.
         keys = [int(task_id, 16) * n + i for i, task_id in enumerate(ids)]
         indegree = topology.indegree.copy()
-        level = [0] * n
-        dependents = topology.dependents
-        # The ready set is a heap plus a sorted run: a task that releases many others at once
-        # (a fan-out) sorts them in one C call instead of pushing each through the heap. A run
-        # is only rebuilt for a batch at least a quarter of its size, so merging stays linear.
-        heap: list[int] = []
-        run = sorted([keys[i] for i in topology.roots])
-        at = 0
-        push, pop = heapq.heappush, heapq.heappop
-        order: list[int] = []
-        append = order.append
-        while True:
-            if heap and (at == len(run) or heap[0] < run[at]):
-                i = pop(heap) % n
-            elif at < len(run):
-                i = run[at] % n
-                at += 1
-            else:
-                break
-            append(i)
-            deeper = level[i] + 1
-            released: list[int] | None = None
-            for child in dependents[i]:
-                if level[child] < deeper:
-                    level[child] = deeper
-                remaining = indegree[child] - 1
-                indegree[child] = remaining
-                if not remaining:
-                    if released is None:
-                        released = [child]
-                    else:
-                        released.append(child)
-            if released is not None:
-                if len(released) > 16 and len(released) * 4 >= len(run) - at:
-                    run = sorted([keys[c] for c in released] + run[at:])
-                    at = 0
-                else:
-                    for child in released:
-                        push(heap, keys[child])
+        order, level = _kahn(keys, topology.roots, indegree, topology.dependents)
         if len(order) != n:
             stuck = sorted(names[i] for i, count in enumerate(indegree) if count)
             raise CycleError(

@@ -162,6 +162,28 @@ def _attempts(run: Run, graph: TaskGraph) -> list[dict[str, Any]]:
     return attempts
 
 
+def _additions_1_1(
+    run: Run, workflow: Workflow, keys: frozenset[str], forked_from: tuple[str, str] | None
+) -> dict[str, Any]:
+    """The fields export 1.1 adds beside the trace."""
+    return {
+        "attempts": _attempts(run, workflow.graph),
+        "forked_from": (
+            None if forked_from is None else {"run_digest": forked_from[0], "task": forked_from[1]}
+        ),
+        "redaction": (
+            {
+                "keys": sorted(keys),
+                "replacement": "<redacted sha256:DIGEST>",
+                "places": ["payload", "results"],
+            }
+            if keys
+            else None
+        ),
+        "spec": None,
+    }
+
+
 def _checksum(document: Mapping[str, Any]) -> str:
     return digest({k: v for k, v in document.items() if k != "checksum"})
 
@@ -226,22 +248,7 @@ class RunRecord:
             "redacted": sorted(keys),
             "timings": [event.timing() for event in run.events],
             "environment": dict(environment) if environment is not None else _environment(),
-            "attempts": _attempts(run, workflow.graph),
-            "forked_from": (
-                None
-                if forked_from is None
-                else {"run_digest": forked_from[0], "task": forked_from[1]}
-            ),
-            "redaction": (
-                {
-                    "keys": sorted(keys),
-                    "replacement": "<redacted sha256:DIGEST>",
-                    "places": ["payload", "results"],
-                }
-                if keys
-                else None
-            ),
-            "spec": None,
+            **_additions_1_1(run, workflow, keys, forked_from),
         }
         document["checksum"] = _checksum(document)
         return cls(document)
@@ -414,7 +421,3 @@ class RunRecord:
     @property
     def results(self) -> dict[str, Any]:
         return dict(self.document["results"])
-
-    def default_name(self) -> str:
-        """``<workflow>-<short run digest>.json`` (see :func:`export_name`)."""
-        return export_name(self.document["workflow"]["name"], self.digests["run"])

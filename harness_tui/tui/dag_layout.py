@@ -150,6 +150,19 @@ def layout_dag(
     layout.width = depth * (NODE_WIDTH + GAP) - GAP
     layout.height = max(len(layer) for layer in keys) * (NODE_HEIGHT + ROW_GAP)
 
+    _route(layout, chains, position, dummies, levels)
+    return layout
+
+
+def _route(
+    layout: DagLayout,
+    chains: list[tuple[Edge, list[str]]],
+    position: Mapping[str, int],
+    dummies: Mapping[str, Edge],
+    levels: Mapping[str, int],
+) -> None:
+    """Draw every edge of ``chains`` into ``layout``: pieces, arrows and merged lanes."""
+
     def mid(key: str) -> int:
         return position[key] * (NODE_HEIGHT + ROW_GAP) + NODE_HEIGHT // 2
 
@@ -183,7 +196,6 @@ def layout_dag(
         for y0, y1 in _union(runs):
             for bucket in range(y0 // BUCKET, y1 // BUCKET + 1):
                 layout.vertical[bucket].append((lane_x, y0, y1))
-    return layout
 
 
 def _union(runs: list[tuple[int, int]]) -> list[tuple[int, int]]:

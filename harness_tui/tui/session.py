@@ -167,9 +167,6 @@ class Session:
         self.breakpoints.add(task)
         return True
 
-    def should_stop_before(self, task: str) -> bool:
-        return task in self.breakpoints
-
     # -- time travel ------------------------------------------------------------------------
 
     @property
