@@ -6,7 +6,7 @@ alternating order.
 Printed per metric: the median and the spread (min-max) of each side, the ratio new/base, and
 ``REGRESSION`` where the new median is more than 10% worse and outside the base's spread.
 
-Run: python benchmarks/compare_trees.py BASE_TREE [--rounds 5]
+Run: python benchmarks/compare_trees.py BASE_TREE [--new TREE] [--rounds 5]
      (BASE_TREE: e.g. a ``git worktree add ../base <commit>`` of the commit before a change)
 """
 
@@ -86,8 +86,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("base", type=Path)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--new", type=Path, default=NEW_TREE, help="default: this tree")
     args = parser.parse_args()
-    trees = {"base": args.base.resolve(), "new": NEW_TREE}
+    trees = {"base": args.base.resolve(), "new": args.new.resolve()}
     samples: dict[str, dict[str, list[float]]] = {"base": {}, "new": {}}
     for round_number in range(args.rounds):
         # Alternate which side goes first, so a warming or cooling machine favours neither.
