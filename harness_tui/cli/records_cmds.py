@@ -8,6 +8,7 @@ from typing import IO, TYPE_CHECKING
 
 import click
 
+from ..engine.events import RunStatus
 from .app import cli
 from .common import (
     EXIT_FAILED,
@@ -87,7 +88,7 @@ def _finish(live: LiveRun, quiet: bool, export_to: str | None, fmt: str, redact:
         _summary(live)
     if export_to:
         _write_export(live.export(redact=[k for k in redact.split(",") if k]), export_to, fmt)
-    sys.exit(EXIT_OK if live.run.status.value == "succeeded" else EXIT_FAILED)
+    sys.exit(EXIT_OK if live.run.status is RunStatus.SUCCEEDED else EXIT_FAILED)
 
 
 @cli.command()

@@ -12,7 +12,7 @@ from typing import Any
 from ..engine.canonical import loads
 from ..engine.clock import Clock
 from ..engine.driver import Driver, Stop
-from ..engine.events import FAILURE_STATUSES, Status
+from ..engine.events import FAILURE_STATUSES, RunStatus, Status
 from ..engine.executors import Executor
 from ..engine.orchestrator import Run, TaskOrchestrator
 from ..engine.resume import ResumeError
@@ -46,7 +46,7 @@ class RunSummary:
 
     @property
     def succeeded(self) -> bool:
-        return self.status == "succeeded"
+        return self.status == RunStatus.SUCCEEDED
 
 
 class LiveRun:

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..engine.clock import Clock
-from ..engine.events import TraceEvent
+from ..engine.events import RunStatus, TraceEvent
 from ..engine.executors import Executor
 from ..engine.orchestrator import RetiredStep, Run, TaskOrchestrator
 from ..workflow.errors import WorkflowError
@@ -98,7 +98,8 @@ _INSERT_EVENTS = (
 _INSERT_OUTPUT = "INSERT INTO outputs (run_id, task, text, digest) VALUES (?, ?, ?, ?)"
 
 RESUMABLE = ("interrupted", "abandoned")
-FINISHED = ("succeeded", "failed", "cancelled")
+"""Stored statuses beyond the engine's RunStatus: runs left unfinished, which resume takes."""
+FINISHED = frozenset(s.value for s in (RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.CANCELLED))
 
 
 def default_store_path() -> Path:
