@@ -9,7 +9,14 @@ import click
 
 from .. import __version__
 from ..engine.errors import HarnessError
-from .common import EXIT_INVALID, exit_with_error, load_or_die, parse_payload, payload_option
+from .common import (
+    EXIT_INVALID,
+    exit_with_error,
+    load_or_die,
+    parse_payload,
+    payload_option,
+    table_console,
+)
 
 
 class _Group(click.Group):
@@ -93,7 +100,6 @@ def plan(file: str, payload: str | None, as_json: bool) -> None:
         }
         click.echo(json.dumps(document, indent=2, ensure_ascii=False))
         return
-    from rich.console import Console
     from rich.table import Table
 
     table = Table(title=f"{workflow.name}: {len(the_plan)} tasks", title_justify="left")
@@ -102,7 +108,7 @@ def plan(file: str, payload: str | None, as_json: bool) -> None:
     for step in the_plan:
         deps = ", ".join(workflow.graph[step.task].depends_on)
         table.add_row(str(step.index), step.task, step.task_id, str(step.level), deps)
-    console = Console()
+    console = table_console()
     console.print(table)
     console.print(f"plan digest: {the_plan.digest}")
 

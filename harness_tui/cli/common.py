@@ -10,6 +10,8 @@ import click
 from ..engine.errors import HarnessError
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from ..workflow.loader import Workflow
 
 EXIT_OK, EXIT_FAILED, EXIT_INVALID = 0, 1, 2
@@ -52,6 +54,14 @@ def parse_payload(option: str | None, default: Any, what: str = "--payload") -> 
     from ..workflow.payload import parse_payload as parse
 
     return default if option is None else parse(option, what).value
+
+
+def table_console() -> Console:
+    """A console for tables on stdout: the terminal's width, or unbounded when piped, so a
+    script or a log sees whole ids and statuses instead of ones cut to 80 columns."""
+    from rich.console import Console
+
+    return Console() if sys.stdout.isatty() else Console(width=10_000)
 
 
 payload_option = click.option(

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from .app import cli
-from .common import EXIT_FAILED, EXIT_OK, die, parse_payload
+from .common import EXIT_FAILED, EXIT_OK, die, parse_payload, table_console
 
 if TYPE_CHECKING:
     from ..engine.diff import PlanDiff
@@ -69,7 +69,6 @@ def diff(
 
 
 def _print_side_by_side(result: PlanDiff, old: str, new: str) -> None:
-    from rich.console import Console
     from rich.table import Table
 
     from ..engine.diff import MARKERS, DiffKind
@@ -89,7 +88,7 @@ def _print_side_by_side(result: PlanDiff, old: str, new: str) -> None:
         left = f"{row.old.index:>3} {row.old.task} {row.old.task_id[:8]}" if row.old else ""
         right = f"{row.new.index:>3} {row.new.task} {row.new.task_id[:8]}" if row.new else ""
         table.add_row(marker, left, marker, right, style=style)
-    console = Console()
+    console = table_console()
     console.print(table)
     for change in result.changes():
         if change.kind is DiffKind.CHANGED or change.renamed_from or change.level_changed:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 import click
 
@@ -17,6 +17,7 @@ from .common import (
     load_or_die,
     parse_payload,
     payload_option,
+    table_console,
 )
 
 if TYPE_CHECKING:
@@ -47,10 +48,11 @@ redact_option = click.option(
 )
 
 
-def _open_store(path: str | None) -> RunStore:
+def _open_store(path: str | None, create: bool = False) -> RunStore:
+    """The store at ``path`` (default: the user's). Reading commands never create one."""
     from ..records.store import RunStore, default_store_path
 
-    return RunStore(path or default_store_path())
+    return RunStore(path or default_store_path(), create=create)
 
 
 def _write_export(record: RunRecord, target: str, fmt: str) -> None:
@@ -119,7 +121,7 @@ def run(
 
     workflow = load_or_die(file)
     value = parse_payload(payload, workflow.payload)
-    store = None if no_store else _open_store(store_path)
+    store = None if no_store else _open_store(store_path, create=True)
     live = LiveRun.start(workflow, value, store=store)
     run_id = live.ensure_recorded()
     if run_id and not quiet:
@@ -181,16 +183,22 @@ def _drive(live: LiveRun, quiet: bool) -> None:
 @store_option
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
 def runs(store_path: str | None, as_json: bool) -> None:
-    """List the runs in the store, newest first."""
-    store = _open_store(store_path)
-    rows = store.runs()
+    """List the runs in the store, newest first, with their status."""
+    from ..records.store import default_store_path
+
+    if store_path is None and not default_store_path().exists():
+        rows: list[dict[str, Any]] = []  # nothing recorded yet: an empty list, not an error
+        if not as_json:
+            click.echo(f"no runs recorded yet in {default_store_path()}")
+            return
+    else:
+        rows = _open_store(store_path).runs()
     if as_json:
         click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return
-    from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"runs in {store.path}", title_justify="left")
+    table = Table(title=f"runs in {store_path or default_store_path()}", title_justify="left")
     table.add_column("id", no_wrap=True)
     for column in ("workflow", "payload", "status", "started", "tasks done"):
         table.add_column(column)
@@ -204,7 +212,7 @@ def runs(store_path: str | None, as_json: bool) -> None:
             row["started_at"],
             done,
         )
-    Console().print(table)
+    table_console().print(table)
 
 
 @cli.command()

@@ -23,7 +23,11 @@ def open_workbench(
     parsed = None if payload is None else parse_payload(payload, "--payload")
     store = None if no_store or replay else str(store_path or default_store_path())
     app = create_app(file, payload=parsed, replay=replay, store_path=store)
-    app.run()
+    try:
+        app.run()
+    finally:
+        if app.store is not None:
+            app.store.close()  # checkpoints the write-ahead log: no -wal/-shm files left
 
 
 @cli.command("open")

@@ -291,7 +291,7 @@ class RunRecord:
             document = json.loads(text)
         except json.JSONDecodeError as exc:
             raise RecordError(
-                f"{name}: not JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
+                f"{name}: not JSON ({exc.msg}, line {exc.lineno} column {exc.colno}); "
                 "the file may be truncated"
             ) from None
         if not isinstance(document, dict) or document.get("format") != FORMAT:

@@ -164,12 +164,23 @@ class StoredRun:
 class RunStore:
     """A SQLite file of runs. Safe to use from one thread at a time (the TUI's run worker).
 
+    Args:
+        path: the store file.
+        create: make the file (and its folder) when it does not exist; commands that only
+            read a store pass False, so a mistyped path is an error, not a new empty store.
+
     Raises:
-        StoreError: the file cannot be opened, or its schema is newer than this tool.
+        StoreError: the file is missing (``create=False``), empty or not a store, cannot be
+            opened, or has a schema newer than this tool.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, create: bool = True) -> None:
         self.path = Path(path)
+        if self.path.exists():
+            if self.path.is_file() and self.path.stat().st_size == 0:
+                raise StoreError(f"{self.path}: an empty file is not a run store")
+        elif not create:
+            raise StoreError(f"{self.path}: no run store there (nothing was recorded)")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:

@@ -52,7 +52,7 @@ def parse_payload(text: str, what: str = "payload") -> Payload:
         value = json.loads(source)
     except json.JSONDecodeError as exc:
         raise PayloadError(
-            f"{what}: not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+            f"{what}: not JSON: {exc.msg}, line {exc.lineno} column {exc.colno}"
         ) from None
     except RecursionError:
         raise PayloadError(f"{what}: nested too deeply") from None

@@ -94,7 +94,7 @@ def _edited_workflow(d: dict[str, Any]) -> None:
 
 TAMPERING = {
     "truncated": (lambda p: p.write_text(p.read_text()[:500]), "the file may be truncated"),
-    "not-json": (lambda p: p.write_text("hello"), "not JSON (Expecting value at line 1"),
+    "not-json": (lambda p: p.write_text("hello"), "not JSON (Expecting value, line 1"),
     "not-an-export": (lambda p: p.write_text('{"a": 1}'), "not a harness-tui run export"),
     "bad-checksum": (
         lambda p: _tamper(p, lambda d: d["results"].update(extra=1)),

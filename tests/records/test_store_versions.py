@@ -162,3 +162,29 @@ def test_a_store_that_fails_mid_run_does_not_stop_the_run(tmp_path: Path) -> Non
     assert live.drive().reason is StopReason.FINISHED
     assert live.run.status.value == "succeeded"
     assert live.problem is not None and "no longer recorded" in live.problem
+
+
+def test_reading_commands_never_create_a_store(tmp_path: Path) -> None:
+    runner = CliRunner()
+    missing = tmp_path / "typo" / "runs.sqlite3"
+    for args in (["runs"], ["export", "x", str(tmp_path / "x.json")], ["resume", "x"]):
+        result = runner.invoke(cli, [*args, "--store", str(missing)])
+        assert result.exit_code == 2, args
+        assert "no run store there" in result.stderr
+    assert not missing.parent.exists()
+    empty = tmp_path / "notes.yaml"
+    empty.touch()
+    result = runner.invoke(cli, ["runs", "--store", str(empty)])
+    assert result.exit_code == 2 and "an empty file is not a run store" in result.stderr
+    assert empty.read_bytes() == b""
+
+
+def test_a_piped_run_list_is_not_cut_to_80_columns(tmp_path: Path) -> None:
+    path = tmp_path / "runs.sqlite3"
+    workflow = parse_workflow(SLEEPY.replace("sleepy", "a_rather_long_workflow_name_here"))
+    live = LiveRun.start(workflow, workflow.payload, store=RunStore(path), clock=FakeClock())
+    live.drive()
+    result = CliRunner().invoke(cli, ["runs", "--store", str(path)])
+    assert result.exit_code == 0
+    assert "a_rather_long_workflow_name_here" in result.stdout and "succeeded" in result.stdout
+    assert live.run_id is not None and live.run_id in result.stdout
