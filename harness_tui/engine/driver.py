@@ -59,6 +59,9 @@ class Steppable(Protocol):
     @property
     def next_step(self) -> PlanStep | None: ...
 
+    @property
+    def cancelled(self) -> bool: ...
+
     def step(self) -> list[TraceEvent]: ...
 
     def cancel(self) -> None: ...
@@ -90,6 +93,10 @@ class Driver:
         batch_seconds: while continuing, deliver at most one batch per this many seconds
             (0: one batch per step). The last batch of a drive is always delivered.
         after_step: receives each retired step's events; returning True ends the drive.
+        hold_attempts: when ``after_attempt`` (or break on failure) fires, hold the run right
+            there, before any retry or fallback, until :meth:`release`; ``on_hold`` is told
+            (in the run's thread). Without it the drive stops once the step retires.
+        on_hold: called with the attempt's event when the run is held.
         now: the monotonic clock used for batching (not the run's clock: batching is about
             the screen, not the trace).
     """
@@ -104,6 +111,8 @@ class Driver:
         on_events: Callable[[list[TraceEvent]], object] | None = None,
         batch_seconds: float = 0.0,
         after_step: Callable[[Sequence[TraceEvent]], bool] | None = None,
+        hold_attempts: bool = False,
+        on_hold: Callable[[TraceEvent], object] | None = None,
         now: Callable[[], float] = time.monotonic,
     ) -> None:
         self.run = run
@@ -113,10 +122,16 @@ class Driver:
         self.on_events = on_events
         self.batch_seconds = batch_seconds
         self.after_step = after_step
+        self.hold_attempts = hold_attempts
+        self.on_hold = on_hold
         self._now = now
         self._pause = threading.Event()
         self._busy = threading.Lock()
         self._failed_attempt: TraceEvent | None = None
+        self._release = threading.Event()
+        self._held: TraceEvent | None = None
+        self._was_held = False
+        self._single_after_release = False
 
     # -- control from any thread ------------------------------------------------------------
 
@@ -125,8 +140,24 @@ class Driver:
         self._pause.set()
 
     def cancel(self) -> None:
-        """Stop the run: the attempt in progress and every remaining task are cancelled."""
+        """Stop the run: the attempt in progress and every remaining task are cancelled (a
+        held run is released to record that)."""
         self.run.cancel()
+        self._release.set()
+
+    @property
+    def held(self) -> TraceEvent | None:
+        """The failed attempt the run is held at, or None."""
+        return self._held
+
+    def release(self, *, single: bool = False) -> bool:
+        """Let a held run go on: to the end of its task (``single``) or as the drive was
+        going. False if the run was not held."""
+        if self._held is None:
+            return False
+        self._single_after_release = single
+        self._release.set()
+        return True
 
     @property
     def busy(self) -> bool:
@@ -148,6 +179,7 @@ class Driver:
             raise RuntimeError("this run is already being driven")
         self._pause.clear()
         self._failed_attempt = None
+        self._was_held = False
         run = self.run
         run.add_listener(self._watch_attempt)
         batch: list[TraceEvent] = []
@@ -171,6 +203,9 @@ class Driver:
             first = False
             events = run.step()
             batch.extend(events)
+            if self._was_held:  # the user already stopped at this step's failure
+                self._was_held = False
+                single = single or self._single_after_release
             if single:
                 return Stop(StopReason.FINISHED if run.finished else StopReason.STEP)
             failed = self._failed_attempt
@@ -192,5 +227,20 @@ class Driver:
         hook = self.after_attempt
         if hook is None and self.break_on_failure:
             hook = break_on_failed_attempt
-        if hook is not None and hook(event) and self._failed_attempt is None:
+        if hook is None or not hook(event):
+            return
+        if self.hold_attempts and not self.run.cancelled:
+            self._hold(event)
+        elif self._failed_attempt is None:
             self._failed_attempt = event
+
+    def _hold(self, event: TraceEvent) -> None:
+        """Block the run's thread at this attempt until :meth:`release` or :meth:`cancel`."""
+        self._release.clear()
+        self._held = event
+        self._was_held = True
+        self._single_after_release = False
+        if self.on_hold is not None:
+            self.on_hold(event)
+        self._release.wait()
+        self._held = None

@@ -251,6 +251,11 @@ class Run:
         """Call ``listener`` with every step that retires from now on."""
         self._retire_listeners.append(listener)
 
+    @property
+    def cancelled(self) -> bool:
+        """Whether the user asked the run to stop."""
+        return self.context.cancelled.is_set()
+
     def cancel(self) -> None:
         """Stop the run: the attempt in progress (if any) and every remaining task are
         recorded ``cancelled``. Safe to call from another thread."""

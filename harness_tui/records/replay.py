@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ..engine.clock import FakeClock
 from ..engine.driver import Driver
+from ..engine.events import Status, TraceEvent
 from ..engine.executors import RecordedExecutor
 from ..engine.orchestrator import Run, TaskOrchestrator
 from .divergence import TraceDiff, trace_diff
 from .errors import RecordError
 from .export import RunRecord
 
-__all__ = ["ReplayReport", "replay", "replay_run"]
+__all__ = ["RecordedClock", "ReplayReport", "replay", "replay_run"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +36,51 @@ class ReplayReport:
         return self.diff.identical and self.digests_match
 
 
+class RecordedClock:
+    """The clock of a replay: it reads the record's timings back, so a replayed run shows
+    when each event really happened and how long each attempt took, and waits for nothing.
+
+    The engine reads the clock once per event it records (the event's time), plus once before
+    a fallback (its start); ``seq_now`` says which event is being recorded.
+    """
+
+    def __init__(self, events: Sequence[TraceEvent], seq_now: Callable[[], int]) -> None:
+        self._events = events
+        self._seq_now = seq_now
+        self._asked: tuple[int, int] = (-1, 0)  # (seq, readings for it so far)
+
+    def _recorded(self) -> TraceEvent | None:
+        seq = self._seq_now()
+        return self._events[seq] if seq < len(self._events) else None
+
+    def now(self) -> float:
+        """The recorded time of the event being recorded."""
+        event = self._recorded()
+        if event is None:
+            return 0.0
+        seq, count = self._asked
+        count = count + 1 if seq == event.seq else 1
+        self._asked = (event.seq, count)
+        opened = event.seq > 0 and self._events[event.seq - 1].status is Status.RUNNING
+        if event.status is Status.RUNNING or (count == 1 and not opened):
+            value = event.started_at  # an attempt's start (or a fallback's first reading)
+        else:
+            value = event.ended_at
+        return value if value is not None else 0.0
+
+    def wall(self) -> float:
+        """The recorded wall time of the event being recorded (0 when the record has none)."""
+        event = self._recorded()
+        return event.wall if event is not None and event.wall is not None else 0.0
+
+    def sleep(self, seconds: float) -> None:
+        """A replay waits for nothing."""
+
+    def wait(self, done: threading.Event, timeout: float | None) -> bool:
+        """Recorded outcomes are ready at once."""
+        return True
+
+
 def replay_run(record: RunRecord) -> Run:
     """A run over the record's embedded workflow whose attempts return the recorded outcomes.
 
@@ -48,13 +95,16 @@ def replay_run(record: RunRecord) -> Run:
             "use 'harness-tui verify --against' or 'harness-tui diff' instead"
         )
     workflow = record.workflow
+    runs: list[Run] = []  # the clock reads how far the replay has come
+    clock = RecordedClock(record.events, lambda: len(runs[0].events) if runs else 0)
     orchestrator = TaskOrchestrator(
         workflow.graph,
         executor=RecordedExecutor(record.events, record.outputs),
-        clock=FakeClock(),
+        clock=clock,
         on_failure=workflow.on_failure,
     )
-    return orchestrator.start(record.payload)
+    runs.append(orchestrator.start(record.payload))
+    return runs[0]
 
 
 def replay(record: RunRecord) -> ReplayReport:

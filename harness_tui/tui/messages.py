@@ -30,3 +30,10 @@ class RunCompleted(Message):
     """The run reached its end (succeeded, failed or cancelled)."""
 
     status: str
+
+
+@dataclass
+class RunHeld(Message):
+    """Break on failure holds the run at a failed attempt (before any retry or fallback)."""
+
+    event: TraceEvent

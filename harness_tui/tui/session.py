@@ -57,7 +57,7 @@ class Session:
 
     def __post_init__(self) -> None:
         self.breakpoints: set[str] = set()
-        self.break_on_failure = False
+        self._break_on_failure = False
         self.view_seq: int | None = None  # None: the live end of the trace
         self.delivered = 0  # events the UI has been told about
         self.live = self._new_live()
@@ -94,6 +94,16 @@ class Session:
     # -- runs -------------------------------------------------------------------------------
 
     @property
+    def break_on_failure(self) -> bool:
+        """Hold (or stop) at failed attempts; takes effect at once, even mid-drive."""
+        return self._break_on_failure
+
+    @break_on_failure.setter
+    def break_on_failure(self, on: bool) -> None:
+        self._break_on_failure = on
+        self.live.driver.break_on_failure = on
+
+    @property
     def run(self) -> Run:
         """The current run."""
         return self.live.run
@@ -125,16 +135,34 @@ class Session:
         """Leave the current run behind (the store marks it abandoned) and start afresh."""
         self.live.abandon()
         self.live = self._new_live()
+        self.live.driver.break_on_failure = self._break_on_failure
 
-    def drive(self, single: bool, on_events: Callable[[list[TraceEvent]], object]) -> Stop:
-        """Step once or continue (in the caller's thread), delivering events in batches; the
-        run's end is recorded in the store when reached."""
+    def drive(
+        self,
+        single: bool,
+        on_events: Callable[[list[TraceEvent]], object],
+        on_hold: Callable[[TraceEvent], object] | None = None,
+    ) -> Stop:
+        """Step once or continue (in the caller's thread), delivering events in batches. With
+        break on failure and ``on_hold``, the run is held at a failed attempt (``on_hold`` is
+        told, in this thread) until :meth:`release` from another; without ``on_hold`` the
+        drive stops once the failed task retires. The run's end is recorded when reached."""
         driver = self.live.driver
         driver.breakpoints = self.breakpoints
-        driver.break_on_failure = self.break_on_failure
+        driver.hold_attempts = on_hold is not None
+        driver.on_hold = on_hold
         driver.on_events = on_events
         driver.batch_seconds = COALESCE_SECONDS
         return self.live.drive(single=single)
+
+    @property
+    def held(self) -> TraceEvent | None:
+        """The failed attempt the run is held at (break on failure), or None."""
+        return self.live.driver.held
+
+    def release(self, single: bool) -> bool:
+        """Let a held run go on: to the end of the task (``single``) or as it was going."""
+        return self.live.driver.release(single=single)
 
     def pause(self) -> None:
         """Make a continuing run stop after the current task (any thread)."""
@@ -143,6 +171,18 @@ class Session:
     def cancel(self) -> None:
         """Stop the run: the attempt in progress and the remaining tasks are cancelled."""
         self.live.driver.cancel()
+
+    def running_attempt(self) -> TraceEvent | None:
+        """The attempt executing now (its ``running`` event), if any and shown live."""
+        if self.view_seq is not None or not self.delivered:
+            return None
+        last = self.run.events[self.delivered - 1]
+        return last if last.status is Status.RUNNING else None
+
+    def elapsed(self, event: TraceEvent) -> float:
+        """Seconds since ``event`` started, on the run's clock."""
+        started = event.started_at or 0.0
+        return max(self.run.clock.now() - started, 0.0)
 
     def close(self) -> None:
         """The workbench is closing or opening something else: leave the run behind."""
@@ -186,10 +226,14 @@ class Session:
         attempts = 0
         duration: float | None = None
         position = self.position
-        for event in self.run.snapshot(position).task_events(task):
+        events = self.run.snapshot(position).task_events(task)
+        for event in events:
             attempts = max(attempts, event.attempt)
             if event.attempt and event.duration is not None and event.status is not Status.RUNNING:
                 duration = (duration or 0.0) + event.duration
+        running = self.running_attempt()
+        if running is not None and events and events[-1] is running:
+            duration = (duration or 0.0) + self.elapsed(running)  # ticking while it runs
         return attempts, duration
 
     def progress(self) -> tuple[int, int]:

@@ -207,3 +207,74 @@ def test_run_to_end_is_the_driver_without_holds() -> None:
         "cancelled",
     ]
     assert run.status is RunStatus.FAILED
+
+
+def _held_drive(driver: Driver, single: bool = False) -> tuple[threading.Thread, list[Stop]]:
+    result: list[Stop] = []
+    thread = threading.Thread(
+        target=lambda: result.append(driver.step() if single else driver.continue_())
+    )
+    thread.start()
+    return thread, result
+
+
+def _wait_held(driver: Driver, attempt: int = 1) -> TraceEvent:
+    for _ in range(500):
+        held = driver.held
+        if held is not None and held.attempt == attempt:
+            return held
+        threading.Event().wait(0.01)
+    raise AssertionError(f"the run was never held at attempt {attempt}")
+
+
+def test_break_on_failure_holds_at_the_failed_attempt_before_its_retry() -> None:
+    run = chain(
+        TaskNode("a", flaky(2), max_retries=3),
+        TaskNode("b", const(1), depends_on=("a",)),
+    )
+    held: list[tuple[str, int]] = []
+    driver = Driver(
+        run,
+        break_on_failure=True,
+        hold_attempts=True,
+        on_hold=lambda e: held.append((e.task, e.attempt)),
+    )
+    thread, result = _held_drive(driver)
+    first = _wait_held(driver)
+    # Held at attempt 1: its failure is in the trace, attempt 2 has not started.
+    assert (first.task, first.attempt, first.status) == ("a", 1, Status.FAILED)
+    assert [(e.attempt, e.status.value) for e in run.events] == [(1, "running"), (1, "failed")]
+    assert driver.release()
+    assert _wait_held(driver, attempt=2).status is Status.FAILED
+    driver.release()
+    thread.join(5)
+    # After the holds the drive went on as a continue: a succeeded on attempt 3, b ran.
+    assert result == [Stop(StopReason.FINISHED)]
+    assert held == [("a", 1), ("a", 2)] and run.status is RunStatus.SUCCEEDED
+    assert not driver.release()  # nothing held any more
+
+
+def test_a_step_released_from_a_hold_ends_with_its_task() -> None:
+    run = chain(
+        TaskNode("a", flaky(1), max_retries=1),
+        TaskNode("b", const(1), depends_on=("a",)),
+    )
+    driver = Driver(run, break_on_failure=True, hold_attempts=True)
+    thread, result = _held_drive(driver)
+    _wait_held(driver)
+    driver.release(single=True)
+    thread.join(5)
+    assert result == [Stop(StopReason.STEP)] and run.cursor == 1
+    assert run.task_status("a") is Status.SUCCEEDED
+
+
+def test_cancel_releases_a_held_run_and_cancels_the_rest() -> None:
+    run = chain(TaskNode("a", boom, max_retries=2), TaskNode("b", const(1), depends_on=("a",)))
+    driver = Driver(run, break_on_failure=True, hold_attempts=True)
+    thread, result = _held_drive(driver)
+    _wait_held(driver)
+    driver.cancel()
+    thread.join(5)
+    assert result == [Stop(StopReason.FINISHED)] and run.status is RunStatus.CANCELLED
+    statuses = [(e.task, e.attempt, e.status.value) for e in run.events]
+    assert statuses[-2:] == [("a", 2, "cancelled"), ("b", 0, "cancelled")]

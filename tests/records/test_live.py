@@ -59,3 +59,19 @@ def test_fake_clock_wall_is_its_epoch_plus_fake_time_and_does_not_tick() -> None
     clock.sleep(2.5)
     assert clock.wall() == 107.5
     assert abs(SystemClock().wall() - time.time()) < 5
+
+
+def test_a_replay_shows_the_recorded_timings(tmp_path: Path) -> None:
+    from harness_tui.records.replay import replay
+
+    workflow = load_workflow(ROOT / "tests/tui/data/flaky_pipeline.yaml")
+    live = LiveRun.start(workflow, workflow.payload, clock=FakeClock(start=5.0, tick=0.75))
+    live.drive()
+    path = tmp_path / "run.json"
+    live.export().write(path)
+    record = RunRecord.read(path)
+    report = replay(record)
+    assert report.identical
+    timings = [(e.started_at, e.ended_at, e.wall) for e in report.run.events]
+    assert timings == [(e.started_at, e.ended_at, e.wall) for e in record.events]
+    assert any(e.duration for e in report.run.events)

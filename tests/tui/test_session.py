@@ -168,3 +168,33 @@ def test_a_truncated_export_is_one_clear_line(tmp_path: Path) -> None:
         open_session(str(file))
     (line,) = caught.value.lines
     assert "not JSON" in line and "truncated" in line
+
+
+def test_break_on_failure_holds_at_the_failed_attempt_until_released() -> None:
+    import threading
+
+    session = session_of(FLAKY)
+    session.break_on_failure = True
+    held = threading.Event()
+    result: list[Stop] = []
+    worker = threading.Thread(
+        target=lambda: result.append(session.drive(False, lambda _: None, lambda _: held.set()))
+    )
+    worker.start()
+    assert held.wait(5)
+    event = session.held
+    assert event is not None and (event.task, event.attempt) == ("transform", 1)
+    # Held before the retry: attempt 2 has not started, and the task is not yet final.
+    assert session.run.events[-1] == event
+    assert session.release(single=True)
+    for attempt in (2, 3):
+        for _ in range(500):
+            current = session.held
+            if current is not None and current.attempt == attempt:
+                break
+            threading.Event().wait(0.01)
+        assert session.held is not None and session.held.attempt == attempt
+        session.release(single=True)
+    worker.join(5)
+    assert result == [Stop(StopReason.STEP)]
+    assert session.run.task_status("transform") is Status.FAILED

@@ -10,7 +10,7 @@ import pytest
 from textual.message import Message
 
 from harness_tui.records.export import RunRecord
-from harness_tui.tui.messages import RunCompleted, RunPaused, StepFinished
+from harness_tui.tui.messages import RunCompleted, RunHeld, RunPaused, StepFinished
 from harness_tui.tui.screens import workbench as workbench_module
 from harness_tui.tui.screens.diff import DiffScreen
 from harness_tui.tui.widgets.dag_view import DagView
@@ -38,7 +38,7 @@ def posted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     names: list[str] = []
     screen_class = workbench_module.WorkbenchScreen
     real = screen_class.post_message
-    watched = (StepFinished, RunPaused, RunCompleted)
+    watched = (StepFinished, RunPaused, RunCompleted, RunHeld)
 
     def spy(self: Any, message: Message) -> bool:
         if isinstance(message, watched):
@@ -308,19 +308,39 @@ async def test_error_text_with_brackets_is_shown_verbatim(tmp_path: Path) -> Non
         assert "payload.x[1]: date is not a JSON value (quote it to keep it a string)" in text
 
 
-async def test_break_on_failure_pauses_after_the_failing_task(posted: list[str]) -> None:
+async def held_at(pilot: Any, session: Any, attempt: int) -> Any:
+    """Wait until the run is held at ``attempt`` (the worker stays busy while it is held)."""
+    for _ in range(400):
+        held = session.held
+        if held is not None and held.attempt == attempt:
+            await pilot.pause()
+            return held
+        await pilot.pause(0.01)
+    raise AssertionError(f"never held at attempt {attempt}")
+
+
+async def test_break_on_failure_holds_at_each_failed_attempt(posted: list[str]) -> None:
     app = make_app(ROOT / "tests/tui/data/flaky_pipeline.yaml")
     async with app.run_test(size=SIZE) as pilot:
+        screen = workbench(app)
+        session = screen.session
         await pilot.press("f", "c")
-        await settle(pilot)
-        run = workbench(app).session.run  # type: ignore[union-attr]
-        assert posted[-1] == "RunPaused"
-        assert not run.finished
-        assert run.task_status("transform") == "failed"  # type: ignore[union-attr]
-        assert workbench(app).selected == "transform"
+        held = await held_at(pilot, session, 1)
+        # Held before the retry: the failed attempt is on screen, the next has not started.
+        assert (held.task, held.status.value) == ("transform", "failed")
+        assert screen.selected == "transform" and "RunHeld" in posted
+        assert session.run.events[-1] == held  # type: ignore[union-attr]
+        plan = app.screen.query_one(PlanTable)
+        assert cell(plan, "transform", "status") == "✘ failed"
         await pilot.press("c")
+        await held_at(pilot, session, 2)
+        await pilot.press("c")
+        await held_at(pilot, session, 3)
+        await pilot.press("f", "c")  # break on failure off: the run goes to its end
         await settle(pilot)
+        run = session.run  # type: ignore[union-attr]
         assert run.finished and run.status.value == "failed"
+        assert posted[-1] == "RunCompleted"
 
 
 async def test_open_dialog_opens_the_chosen_file(

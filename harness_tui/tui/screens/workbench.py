@@ -7,17 +7,16 @@ every decision. Runs execute in a thread worker that posts coalesced ``StepFinis
 from __future__ import annotations
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Footer, Static
-from textual.worker import Worker
 
-from ...engine.events import RunStatus
 from ..actions import WORKBENCH, bindings
 from ..inspection import event_sections, task_sections
-from ..messages import RunCompleted, RunPaused, StepFinished
+from ..intents import IntentQueue
 from ..modals.find_task import FindTaskModal
 from ..session import OpenError, Session
 from ..widgets.dag_view import DagView
@@ -26,9 +25,10 @@ from ..widgets.plan_table import PlanTable
 from ..widgets.run_header import RunHeader
 from ..widgets.trace_panel import TracePanel
 from .workbench_files import FileActions
+from .workbench_run import RunControl
 
 
-class WorkbenchScreen(FileActions, Screen[None]):
+class WorkbenchScreen(RunControl, FileActions, Screen[None]):
     """Step, continue, break, travel back in time, export; on one workflow or one export."""
 
     ACTIONS = WORKBENCH
@@ -42,7 +42,8 @@ class WorkbenchScreen(FileActions, Screen[None]):
         self.error = error
         self.selected: str | None = None
         self._run_active = False
-        self._queued_steps = 0
+        self._intents = IntentQueue()
+        self._ticker: Timer | None = None
         self._bindings_key: object = ()
 
     def compose(self) -> ComposeResult:
@@ -203,96 +204,6 @@ class WorkbenchScreen(FileActions, Screen[None]):
             self._bindings_key = key
             self.refresh_bindings()
 
-    def action_step(self) -> None:
-        if self._run_active:
-            self._queued_steps += 1
-            return
-        self._start("step")
-
-    def action_continue(self) -> None:
-        if not self._run_active:
-            self._start("continue")
-
-    def _start(self, mode: str) -> None:
-        if self.session is None or self.session.run.finished or self._run_active:
-            return
-        self.session.go_live()
-        self._run_active = True
-        self._refresh_bindings_if_changed()
-        self.query_one(RunHeader).update_from(self.session, running=True)
-        self._drive(mode)
-
-    @work(thread=True, group="run", exit_on_error=False)
-    def _drive(self, mode: str) -> None:
-        # Not exclusive: a thread cannot be stopped, so a second worker would step the same
-        # run at once. One drive at a time is guaranteed by _run_active and by the driver.
-        session = self.session
-        assert session is not None
-        stop = session.drive(mode == "step", lambda events: self.post_message(StepFinished(events)))
-        if session.run.finished:
-            self.post_message(RunCompleted(session.run.status.value))
-        else:
-            self.post_message(RunPaused(stop.reason.value, stop.task))
-
-    def on_step_finished(self, message: StepFinished) -> None:
-        session = self.session
-        if session is None or not message.events or message.events[0].seq != session.delivered:
-            return  # a batch from a run that was replaced
-        session.delivered = message.events[-1].seq + 1
-        trace = self.query_one(TracePanel)
-        trace.append(len(message.events))
-        if session.view_seq is None:
-            trace.follow()
-        self._refresh_markers({e.task for e in message.events})
-
-    def on_run_paused(self, message: RunPaused) -> None:
-        self._run_active = False
-        if message.reason == "step" and self._queued_steps:
-            self._queued_steps -= 1
-            self._start("step")
-            return
-        if message.reason == "breakpoint" and message.task:
-            self.notify(f"breakpoint: before {message.task}", title="Paused")
-            self._select(message.task)
-        elif message.reason == "failure" and message.task:
-            self.notify(f"{message.task} failed", title="Paused on failure", severity="warning")
-            self._select(message.task)
-        elif message.reason == "paused":
-            self.notify("paused", title="Run")
-        self._after_run()
-        self.query_one(DagView).reveal(self._next_task())
-
-    def on_run_completed(self, message: RunCompleted) -> None:
-        self._run_active = False
-        self._queued_steps = 0
-        if self.session is not None and self.session.store_problem:
-            self.notify(self.session.store_problem, title="Run store", severity="warning")
-        failed = message.status != RunStatus.SUCCEEDED
-        self.notify(
-            f"run {message.status}",
-            title="Run finished",
-            severity="error" if failed else "information",
-        )
-        self._after_run()
-
-    def _after_run(self) -> None:
-        self._refresh_bindings_if_changed()
-        self._refresh_markers(set())
-
-    def action_pause(self) -> None:
-        if self.session is not None:
-            self.session.pause()
-
-    def action_stop(self) -> None:
-        if self.session is not None and self._run_active:
-            self.session.cancel()
-
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker.group == "run" and event.worker.error is not None:
-            self._run_active = False
-            self.notify(f"run stopped by an internal error: {event.worker.error}", severity="error")
-            self._refresh_bindings_if_changed()
-
     # -- editing the session -----------------------------------------------------------------
 
     def action_toggle_breakpoint(self) -> None:
@@ -317,13 +228,6 @@ class WorkbenchScreen(FileActions, Screen[None]):
             return
         self.session.break_on_failure = not self.session.break_on_failure
         self.notify(f"break on any failure: {'on' if self.session.break_on_failure else 'off'}")
-
-    def action_restart(self) -> None:
-        if self.session is None or self._run_active:
-            return
-        self.session.restart()
-        self._show_session()
-        self.notify("restarted")
 
     def action_back(self) -> None:
         self._travel(back=True)

@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from textual.screen import Screen
 
 from ...workflow.payload import Payload
+from ..intents import IntentQueue
 from ..modals.export import ExportModal
 from ..modals.open_file import OpenFileModal
 from ..modals.payload import PayloadModal
@@ -29,60 +31,72 @@ class FileActions(Screen[None]):
         return open_session(path, payload, clock=app.clock, store=app.store)
 
     if TYPE_CHECKING:
+        _intents: IntentQueue
 
         def _show_session(self) -> None: ...
         def _show_errors(self, error: OpenError | None) -> None: ...
+        def submit(self, name: str, start: Callable[[], bool]) -> None: ...
+        def _replace_run(self, name: str, start: Callable[[], bool]) -> None: ...
 
-    def _busy(self) -> bool:
-        """True (and says so) while a run is executing: what is open cannot change now."""
-        if self._run_active:
-            self.notify("the run is executing: pause it first (p)", severity="warning")
-        return self._run_active
+    # Each action is an intent: it waits for a drive in progress (asking first when it would
+    # throw the run away) and, when it opens a modal, ends when the modal closes.
 
     def action_edit_payload(self) -> None:
-        if self._busy():
-            return
         if self.session is None or self.session.replay:
             self.notify("a replayed run keeps its recorded payload", severity="warning")
             return
+        self._replace_run("change the payload", self._edit_payload_now)
+
+    def _edit_payload_now(self) -> bool:
+        if self.session is None:
+            return False
 
         def apply(value: Any) -> None:
-            if value is PayloadModal.CANCELLED or self.session is None:
-                return
-            self.session.set_payload(value)
-            self._show_session()
-            self.notify(f"payload applied; replanned ({len(self.session.run.plan)} tasks)")
+            if value is not PayloadModal.CANCELLED and self.session is not None:
+                self.session.set_payload(value)
+                self._show_session()
+                self.notify(f"payload applied; replanned ({len(self.session.run.plan)} tasks)")
+            self._intents.done()
 
         self.app.push_screen(PayloadModal(self.session.payload), apply)
+        return True
 
     def action_export(self) -> None:
-        if self.session is None or self._busy():
-            return
+        if self.session is not None:
+            self.submit("export", self._export_now)
+
+    def _export_now(self) -> bool:
+        if self.session is None:
+            return False
         default = Path.cwd() / self.session.default_export_name()
 
         def write(path: Path | None) -> None:
-            if path is None or self.session is None:
-                return
-            try:
-                self.session.export_record().write(path)
-            except OSError as exc:
-                self.notify(f"cannot write {path}: {exc.strerror}", severity="error")
-                return
-            self.notify(f"exported {path}", title="Export")
+            if path is not None and self.session is not None:
+                try:
+                    self.session.export_record().write(path)
+                except OSError as exc:
+                    self.notify(f"cannot write {path}: {exc.strerror}", severity="error")
+                else:
+                    self.notify(f"exported {path}", title="Export")
+            self._intents.done()
 
         self.app.push_screen(ExportModal(default), write)
+        return True
 
     def action_open(self) -> None:
+        self._replace_run("open another file", self._open_now)
+
+    def _open_now(self) -> bool:
         def opened(path: Path | None) -> None:
             if path is not None:
                 self.open_path(str(path))
+            self._intents.done()
 
         self.app.push_screen(OpenFileModal(), opened)
+        return True
 
     def open_path(self, path: str, payload: Payload | None = None) -> None:
         """Open a file in place of the current session; errors are shown, never raised."""
-        if self._busy():
-            return
         try:
             session = self._open(path, payload)
         except OpenError as exc:
@@ -103,8 +117,13 @@ class FileActions(Screen[None]):
         self._show_session()
 
     def action_reload(self) -> None:
-        if self._busy():
-            return
+        self._replace_run("reload", self._reload_now)
+
+    def _reload_now(self) -> bool:
+        self._reload()
+        return False
+
+    def _reload(self) -> None:
         session = self.session
         if session is None:
             if self.error is not None:
@@ -135,8 +154,11 @@ class FileActions(Screen[None]):
         self.notify(summary, title=f"Reloaded {Path(path).name}")
 
     def action_diff(self) -> None:
-        if self.session is None or self._busy():
-            return
+        if self.session is not None:
+            self.submit("diff", self._diff_now)
+
+    def _diff_now(self) -> bool:
         from .diff import open_diff_prompt
 
         open_diff_prompt(self)
+        return False
