@@ -78,25 +78,55 @@ class FileKind(StrEnum):
     EXPORT = "export"
 
 
-_EXPORT_MARK = re.compile(rb'"format"\s*:\s*"harness-run"')
+# A JSON string (escapes included; an unterminated one runs to the end of the head, so text
+# cut off inside a string is never read as structure) or one structural character.
+_JSON_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"?|[{}\[\]]', re.DOTALL)
+_MARK_VALUE = re.compile(rb'\s*:\s*"harness-run"')
+_KEY_COLON = re.compile(rb"\s*:")
+_SNIFF_BYTES = 65536
+
+
+def _declares_export(head: bytes) -> bool:
+    """Whether the JSON object starting ``head`` has ``"format": "harness-run"`` at its top
+    level. The first top-level ``format`` key decides; ``{"format": "harness-run"}`` nested in
+    a workflow's ``with:`` is not at the top level. A 1.1 export written before ``format``
+    came first begins with ``"attempts"``, which no workflow has (its schema forbids it)."""
+    depth = 0
+    first_key = True
+    for token in _JSON_TOKEN.finditer(head):
+        text = token.group()
+        if text in (b"{", b"["):
+            depth += 1
+        elif text in (b"}", b"]"):
+            depth -= 1
+            if depth <= 0:
+                return False
+        elif depth == 1 and _KEY_COLON.match(head, token.end()):
+            if text == b'"format"':
+                return _MARK_VALUE.match(head, token.end()) is not None
+            if first_key and text == b'"attempts"':
+                return True
+            first_key = False
+    return False
 
 
 def file_kind(path: str | Path) -> FileKind:
     """Whether ``path`` is a run export or a workflow file, from its content, not its name.
 
-    An export is a JSON object that declares ``"format": "harness-run"`` in its first 64 KiB
-    (:meth:`RunRecord.read` does the real checking); anything else, a JSON or flow-style
-    YAML workflow included, is a workflow file, and an unreadable path is reported by the
-    workflow loader.
+    An export is a JSON object that declares ``"format": "harness-run"`` as a top-level key
+    in its first 64 KiB (exports write it first; :meth:`RunRecord.read` does the real
+    checking); anything else, a JSON or flow-style YAML workflow included, is a workflow
+    file, and a path that cannot be opened is reported by the workflow loader.
     """
     try:
         with Path(path).open("rb") as handle:
-            head = handle.read(65536)
+            head = handle.read(_SNIFF_BYTES)
     except OSError:
         return FileKind.WORKFLOW
-    if not head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{"):
+    head = head.removeprefix(b"\xef\xbb\xbf").lstrip(b" \t\r\n")
+    if not head.startswith(b"{"):
         return FileKind.WORKFLOW
-    return FileKind.EXPORT if _EXPORT_MARK.search(head) else FileKind.WORKFLOW
+    return FileKind.EXPORT if _declares_export(head) else FileKind.WORKFLOW
 
 
 def export_name(workflow_name: str, run_digest: str) -> str:
@@ -188,8 +218,25 @@ def _checksum(document: Mapping[str, Any]) -> str:
     return digest({k: v for k, v in document.items() if k != "checksum"})
 
 
+_FIRST_KEYS = ("format", "format_version")
+
+
 def _dump(document: Mapping[str, Any]) -> str:
-    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    """The export text: ``format`` and ``format_version`` first, so that a sniffer reading
+    the head of a large file finds them; every other key sorted (the checksum is over
+    canonical JSON, so the order of keys in the file does not change it)."""
+    rest = {k: v for k, v in document.items() if k not in _FIRST_KEYS}
+    body = json.dumps(rest, indent=2, sort_keys=True, ensure_ascii=False)
+    first = [
+        f"  {json.dumps(k)}: {json.dumps(document[k], ensure_ascii=False)}"
+        for k in _FIRST_KEYS
+        if k in document
+    ]
+    if not first:
+        return body + "\n"
+    if not rest:
+        return "{\n" + ",\n".join(first) + "\n}\n"
+    return "{\n" + ",\n".join(first) + ",\n" + body[2:] + "\n"
 
 
 class RunRecord:
@@ -254,7 +301,8 @@ class RunRecord:
         return cls(document)
 
     def to_text(self) -> str:
-        """The export's JSON text (sorted keys, two-space indent, UTF-8, final newline)."""
+        """The export's JSON text: ``format`` and ``format_version`` first, then sorted keys;
+        two-space indent, UTF-8, final newline."""
         return _dump(self.document)
 
     def write(self, path: str | Path) -> Path:
