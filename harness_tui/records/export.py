@@ -38,6 +38,7 @@ from ..engine.scheduler import DeterministicScheduler, Plan
 from ..engine.state import RunState
 from ..workflow.errors import WorkflowError
 from ..workflow.loader import Workflow, parse_workflow
+from ..workflow.payload import NotRegularFileError, open_regular, read_capped
 from .errors import RecordError
 from .model import FORMAT, FORMAT_VERSION, RunExport
 
@@ -117,10 +118,16 @@ def file_kind(path: str | Path) -> FileKind:
     in its first 64 KiB (exports write it first; :meth:`RunRecord.read` does the real
     checking); anything else, a JSON or flow-style YAML workflow included, is a workflow
     file, and a path that cannot be opened is reported by the workflow loader.
+
+    Raises:
+        RecordError: ``path`` is a FIFO, a device or a folder (reading it could block or
+            never end).
     """
     try:
-        with Path(path).open("rb") as handle:
+        with open_regular(path) as handle:
             head = handle.read(_SNIFF_BYTES)
+    except NotRegularFileError as exc:
+        raise RecordError(f"{path}: {exc.strerror}") from None
     except OSError:
         return FileKind.WORKFLOW
     head = head.removeprefix(b"\xef\xbb\xbf").lstrip(b" \t\r\n")
@@ -321,14 +328,14 @@ class RunRecord:
         """
         name = str(path)
         try:
-            size = Path(path).stat().st_size
+            data = read_capped(path, MAX_EXPORT_BYTES)
         except OSError as exc:
             raise RecordError(f"{name}: cannot read: {exc.strerror}") from None
-        if size > MAX_EXPORT_BYTES:
-            raise RecordError(f"{name}: {size:,} bytes is over the {MAX_EXPORT_BYTES:,}-byte limit")
+        if data is None:
+            raise RecordError(f"{name}: over the {MAX_EXPORT_BYTES:,}-byte limit")
         try:
-            text = Path(path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
+            text = data.decode("utf-8-sig")  # a BOM (an editor's) is not part of the JSON
+        except UnicodeDecodeError as exc:
             raise RecordError(f"{name}: cannot read as UTF-8 text: {exc}") from None
         return cls.parse(text, name)
 
