@@ -38,7 +38,7 @@ from ..engine.scheduler import DeterministicScheduler, Plan
 from ..engine.state import RunState
 from ..workflow.errors import WorkflowError
 from ..workflow.loader import Workflow, parse_workflow
-from ..workflow.payload import NotRegularFileError, open_regular, read_capped
+from ..workflow.payload import NotRegularFileError, open_regular, read_capped, too_many_digits
 from .errors import RecordError
 from .model import FORMAT, FORMAT_VERSION, RunExport
 
@@ -349,6 +349,10 @@ class RunRecord:
                 f"{name}: not JSON ({exc.msg}, line {exc.lineno} column {exc.colno}); "
                 "the file may be truncated"
             ) from None
+        except RecursionError:
+            raise RecordError(f"{name}: nested too deeply to read") from None
+        except ValueError:
+            raise RecordError(f"{name}: {too_many_digits()}") from None
         if not isinstance(document, dict) or document.get("format") != FORMAT:
             raise RecordError(f"{name}: not a harness-tui run export (no 'format: {FORMAT}')")
         version = document.get("format_version")
@@ -426,9 +430,19 @@ class RunRecord:
 
     @cached_property
     def workflow(self) -> Workflow:
-        """The embedded workflow (parsed; no code is imported)."""
+        """The embedded workflow (parsed; no code is imported).
+
+        Raises:
+            RecordError: its recorded path cannot be a path (a NUL in it...).
+            WorkflowError: the embedded source is not a valid workflow.
+        """
         wf = self.document["workflow"]
-        base = Path(wf["path"]).resolve().parent if wf["path"] != "<string>" else None
+        try:
+            base = Path(wf["path"]).resolve().parent if wf["path"] != "<string>" else None
+        except (OSError, ValueError):  # a NUL in the path, or one the OS cannot resolve
+            raise RecordError(
+                f"{self.source_name}: workflow path {wf['path']!r} is not a usable path"
+            ) from None
         return parse_workflow(wf["source"], wf["path"], base=base)
 
     @property

@@ -7,6 +7,7 @@ import errno
 import json
 import os
 import stat
+import sys
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
@@ -22,6 +23,7 @@ __all__ = [
     "open_regular",
     "parse_payload",
     "read_capped",
+    "too_many_digits",
 ]
 
 MAX_PAYLOAD_FILE_BYTES = 64 * 1024 * 1024
@@ -121,11 +123,19 @@ def parse_payload(text: str, what: str = "payload") -> Payload:
         ) from None
     except RecursionError:
         raise PayloadError(f"{what}: nested too deeply") from None
+    except ValueError:  # an integer past the interpreter's digit limit (CVE-2020-10735)
+        raise PayloadError(f"{what}: {too_many_digits()}") from None
     try:
         check_json(value, "payload")
     except CanonicalError as exc:
         raise PayloadError(f"{what}: {exc}") from None
     return Payload(value)
+
+
+def too_many_digits() -> str:
+    """Why ``json.loads`` refused text that is otherwise JSON: the one ``ValueError`` it
+    raises besides a decode error is an integer longer than Python converts."""
+    return f"a number has more than {sys.get_int_max_str_digits():,} digits"
 
 
 def editable_text(value: Any) -> str:
