@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,7 @@ from .common import (
 )
 
 if TYPE_CHECKING:
+    from ..engine.events import TraceEvent
     from ..records.export import RunRecord
     from ..workflow.loader import Workflow
 
@@ -53,30 +55,7 @@ def verify(file: str, payload: str | None, count: int, against: str | None) -> N
         click.echo("diverges from the record: " + (first.describe() if first else "digests differ"))
         sys.exit(EXIT_FAILED)
     value = parse_payload(payload, workflow.payload)
-    records: list[RunRecord] = []
-    for index in range(count):
-        seed = str(index * 7919 + 1)
-        result = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "harness_tui",
-                "run",
-                file,
-                "--payload",
-                json.dumps(value),
-                "--no-store",
-                "--export",
-                "-",
-                "--quiet",
-            ],
-            capture_output=True,
-            text=True,
-            env={**os.environ, "PYTHONHASHSEED": seed},
-        )
-        if result.returncode == EXIT_INVALID or not result.stdout:
-            die(f"run {index + 1} could not start: {result.stderr.strip().splitlines()[-1:]}")
-        records.append(RunRecord.parse(result.stdout, f"run {index + 1}"))
+    records = _fresh_records(file, value, count)
     first_record = records[0]
     for index, other in enumerate(records[1:], start=2):
         if other.digests != first_record.digests:
@@ -90,6 +69,44 @@ def verify(file: str, payload: str | None, count: int, against: str | None) -> N
         f"deterministic: {count} runs under different hash seeds agree on plan, trace and "
         f"results; run digest {first_record.digests['run']}"
     )
+
+
+def _fresh_records(file: str, payload: Any, count: int) -> list[RunRecord]:
+    """``count`` runs of ``file`` in child processes, each under its own hash seed.
+
+    The payload reaches the children through a file: on their command line a large one
+    exceeds the system's argument size (E2BIG).
+    """
+    from ..records.export import RunRecord
+
+    records: list[RunRecord] = []
+    with tempfile.TemporaryDirectory(prefix="harness-verify-") as folder:
+        payload_file = Path(folder) / "payload.json"
+        payload_file.write_text(json.dumps(payload, ensure_ascii=False), encoding="utf-8")
+        for index in range(count):
+            result = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "harness_tui",
+                    "run",
+                    file,
+                    "--payload",
+                    f"@{payload_file}",
+                    "--no-store",
+                    "--export",
+                    "-",
+                    "--quiet",
+                ],
+                capture_output=True,
+                text=True,
+                env={**os.environ, "PYTHONHASHSEED": str(index * 7919 + 1)},
+            )
+            if result.returncode == EXIT_INVALID or not result.stdout:
+                last = result.stderr.strip().splitlines()[-1:]
+                die(f"run {index + 1} could not start: {last}")
+            records.append(RunRecord.parse(result.stdout, f"run {index + 1}"))
+    return records
 
 
 def _live_record(workflow: Workflow, payload: Any) -> RunRecord:
@@ -107,7 +124,6 @@ def _live_record(workflow: Workflow, payload: Any) -> RunRecord:
 @click.option("--update", is_flag=True, help="Write the golden file instead of checking it.")
 def golden(file: str, golden_file: str, payload: str | None, update: bool) -> None:
     """Check (or --update) a golden file holding plan, trace and results."""
-    from ..engine.events import TraceEvent
     from ..records.divergence import trace_diff
     from ..records.export import atomic_write
 
@@ -117,21 +133,60 @@ def golden(file: str, golden_file: str, payload: str | None, update: bool) -> No
     document = {key: live.document[key] for key in ("payload", "plan", "trace", "results")}
     text = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     if update:
-        atomic_write(golden_file, text)
+        try:
+            atomic_write(golden_file, text)
+        except OSError as exc:
+            die(f"cannot write {golden_file}: {exc.strerror}")
         click.echo(f"wrote {golden_file}")
         return
-    try:
-        expected = json.loads(Path(golden_file).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        die(f"{golden_file}: cannot read golden file ({exc}); create it with --update")
+    expected = _read_golden(golden_file)
     if expected == document:
         click.echo(f"ok: {file} matches {golden_file}")
         return
-    events = [TraceEvent.from_dicts(e) for e in expected.get("trace", [])]
-    diff = trace_diff(events, live.events)
+    diff = trace_diff(_golden_events(expected, golden_file), live.events)
     if diff.first:
         click.echo(f"golden mismatch: {diff.first.describe()}")
     else:
         keys = [k for k in ("payload", "plan", "results") if expected.get(k) != document[k]]
         click.echo(f"golden mismatch in {', '.join(keys)}")
     sys.exit(EXIT_FAILED)
+
+
+def _read_golden(golden_file: str) -> dict[str, Any]:
+    """The golden file as a JSON object, or one line and exit 2."""
+    from ..records.export import MAX_EXPORT_BYTES
+    from ..workflow.payload import read_capped, too_many_digits
+
+    try:
+        data = read_capped(golden_file, MAX_EXPORT_BYTES)
+    except OSError as exc:
+        die(f"{golden_file}: cannot read golden file ({exc.strerror}); create it with --update")
+    if data is None:
+        die(f"{golden_file}: over the {MAX_EXPORT_BYTES:,}-byte limit")
+    try:
+        expected = json.loads(data.decode("utf-8-sig"))
+    except UnicodeDecodeError:
+        die(f"{golden_file}: not a golden file (not UTF-8 text)")
+    except json.JSONDecodeError as exc:
+        die(f"{golden_file}: not a golden file (not JSON: {exc.msg}, line {exc.lineno})")
+    except RecursionError:
+        die(f"{golden_file}: not a golden file (nested too deeply)")
+    except ValueError:
+        die(f"{golden_file}: not a golden file ({too_many_digits()})")
+    if not isinstance(expected, dict):
+        die(f"{golden_file}: not a golden file (not a JSON object)")
+    return expected
+
+
+def _golden_events(expected: dict[str, Any], golden_file: str) -> list[TraceEvent]:
+    """The golden file's trace as events, or one line and exit 2."""
+    from ..engine.events import TraceEvent
+
+    trace = expected.get("trace", [])
+    if not isinstance(trace, list):
+        die(f"{golden_file}: not a golden file (its trace is not a list)")
+    try:
+        return [TraceEvent.from_dicts(event) for event in trace]
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        detail = f"lacks {exc}" if isinstance(exc, KeyError) else str(exc)
+        die(f"{golden_file}: not a golden file (a trace event {detail})")

@@ -231,11 +231,20 @@ def export(run_id: str, file: str, fmt: str, redact: str, store_path: str | None
 @click.argument("run_id")
 @store_option
 @click.option("--export", "export_to", metavar="FILE|-", help="Write the run export here.")
-def resume(run_id: str, store_path: str | None, export_to: str | None) -> None:
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Take over a run whose lease still looks live (its process hung, or died on "
+    "another host before the lease expired). Make sure nothing else is running it.",
+)
+def resume(run_id: str, store_path: str | None, export_to: str | None, force: bool) -> None:
     """Continue a stored run (interrupted or abandoned) from its last committed task."""
     from ..records.live import LiveRun
+    from ..records.store import RunStore, default_store_path
 
-    live = LiveRun.resume(_open_store(store_path), run_id)
+    # Never create a store (a mistyped path is an error), but write to the one found.
+    store = RunStore(store_path or default_store_path(), create=False, write=True)
+    live = LiveRun.resume(store, run_id, force=force)
     the_run = live.run
     if the_run.finished:
         click.echo(f"run {run_id} had already finished: {the_run.status.value}", err=True)

@@ -89,10 +89,27 @@ class CanonicalError(HarnessError, ValueError):
         super().__init__(message)
 
 
+_NOT_UNICODE = "not valid Unicode text: it holds a lone surrogate"
+
+
+def _is_unicode(text: str) -> bool:
+    """Whether ``text`` can be written as UTF-8: a lone surrogate (``json.loads`` makes one
+    from ``"\\ud800"``) cannot, and would fail every digest and file write later."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _find_problem(value: Any, path: str) -> CanonicalError | None:
     """Walk ``value`` and return the first non-JSON part, or None."""
-    if value is None or isinstance(value, bool | str):
+    if value is None or isinstance(value, bool):
         return None
+    if isinstance(value, str):
+        if value.isascii() or _is_unicode(value):
+            return None
+        return CanonicalError(path, "str", _NOT_UNICODE)
     if isinstance(value, int):
         return None
     if isinstance(value, float):
@@ -105,6 +122,9 @@ def _find_problem(value: Any, path: str) -> CanonicalError | None:
                 return CanonicalError(
                     f"{path}[{key!r}]", type(key).__name__, "object keys must be strings"
                 )
+            if not (key.isascii() or _is_unicode(key)):
+                # The key is named escaped: printing the surrogate itself would fail too.
+                return CanonicalError(f"{path}[{json.dumps(key)}]", "str", _NOT_UNICODE)
         for key in sorted(value):
             problem = _find_problem(value[key], _child(path, key))
             if problem is not None:
@@ -138,7 +158,8 @@ def check_json(value: Any, path: str = "$") -> str:
 
     The fast path lets the C encoder and decoder do the work and compares the round trip with
     the original; only when they differ (a tuple, a non-string key, a NaN...) is the value
-    walked in Python to name the offending path.
+    walked in Python to name the offending path. Text must be valid Unicode (no lone
+    surrogate); ``str.isascii()`` is O(1) in CPython, so only non-ASCII text pays for that.
 
     Args:
         value: the value to serialize.
@@ -149,7 +170,9 @@ def check_json(value: Any, path: str = "$") -> str:
     """
     kind = type(value)
     if kind is str:
-        return _quote(value)
+        if value.isascii() or _is_unicode(value):
+            return _quote(value)
+        raise CanonicalError(path, "str", _NOT_UNICODE)
     if kind is int:
         return int.__repr__(value)
     if value is None:
@@ -159,7 +182,7 @@ def check_json(value: Any, path: str = "$") -> str:
     try:
         text = _dumps(value)
         # Equality is exact for JSON types; a tuple never equals a list, {1: x} never {"1": x}.
-        if _scan(text, 0)[0] == value:
+        if _scan(text, 0)[0] == value and (text.isascii() or _is_unicode(text)):
             return text
     except (TypeError, ValueError):
         pass

@@ -38,6 +38,7 @@ from ..engine.scheduler import DeterministicScheduler, Plan
 from ..engine.state import RunState
 from ..workflow.errors import WorkflowError
 from ..workflow.loader import Workflow, parse_workflow
+from ..workflow.payload import NotRegularFileError, open_regular, read_capped, too_many_digits
 from .errors import RecordError
 from .model import FORMAT, FORMAT_VERSION, RunExport
 
@@ -78,25 +79,61 @@ class FileKind(StrEnum):
     EXPORT = "export"
 
 
-_EXPORT_MARK = re.compile(rb'"format"\s*:\s*"harness-run"')
+# A JSON string (escapes included; an unterminated one runs to the end of the head, so text
+# cut off inside a string is never read as structure) or one structural character.
+_JSON_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"?|[{}\[\]]', re.DOTALL)
+_MARK_VALUE = re.compile(rb'\s*:\s*"harness-run"')
+_KEY_COLON = re.compile(rb"\s*:")
+_SNIFF_BYTES = 65536
+
+
+def _declares_export(head: bytes) -> bool:
+    """Whether the JSON object starting ``head`` has ``"format": "harness-run"`` at its top
+    level. The first top-level ``format`` key decides; ``{"format": "harness-run"}`` nested in
+    a workflow's ``with:`` is not at the top level. A 1.1 export written before ``format``
+    came first begins with ``"attempts"``, which no workflow has (its schema forbids it)."""
+    depth = 0
+    first_key = True
+    for token in _JSON_TOKEN.finditer(head):
+        text = token.group()
+        if text in (b"{", b"["):
+            depth += 1
+        elif text in (b"}", b"]"):
+            depth -= 1
+            if depth <= 0:
+                return False
+        elif depth == 1 and _KEY_COLON.match(head, token.end()):
+            if text == b'"format"':
+                return _MARK_VALUE.match(head, token.end()) is not None
+            if first_key and text == b'"attempts"':
+                return True
+            first_key = False
+    return False
 
 
 def file_kind(path: str | Path) -> FileKind:
     """Whether ``path`` is a run export or a workflow file, from its content, not its name.
 
-    An export is a JSON object that declares ``"format": "harness-run"`` in its first 64 KiB
-    (:meth:`RunRecord.read` does the real checking); anything else, a JSON or flow-style
-    YAML workflow included, is a workflow file, and an unreadable path is reported by the
-    workflow loader.
+    An export is a JSON object that declares ``"format": "harness-run"`` as a top-level key
+    in its first 64 KiB (exports write it first; :meth:`RunRecord.read` does the real
+    checking); anything else, a JSON or flow-style YAML workflow included, is a workflow
+    file, and a path that cannot be opened is reported by the workflow loader.
+
+    Raises:
+        RecordError: ``path`` is a FIFO, a device or a folder (reading it could block or
+            never end).
     """
     try:
-        with Path(path).open("rb") as handle:
-            head = handle.read(65536)
+        with open_regular(path) as handle:
+            head = handle.read(_SNIFF_BYTES)
+    except NotRegularFileError as exc:
+        raise RecordError(f"{path}: {exc.strerror}") from None
     except OSError:
         return FileKind.WORKFLOW
-    if not head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{"):
+    head = head.removeprefix(b"\xef\xbb\xbf").lstrip(b" \t\r\n")
+    if not head.startswith(b"{"):
         return FileKind.WORKFLOW
-    return FileKind.EXPORT if _EXPORT_MARK.search(head) else FileKind.WORKFLOW
+    return FileKind.EXPORT if _declares_export(head) else FileKind.WORKFLOW
 
 
 def export_name(workflow_name: str, run_digest: str) -> str:
@@ -188,8 +225,25 @@ def _checksum(document: Mapping[str, Any]) -> str:
     return digest({k: v for k, v in document.items() if k != "checksum"})
 
 
+_FIRST_KEYS = ("format", "format_version")
+
+
 def _dump(document: Mapping[str, Any]) -> str:
-    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    """The export text: ``format`` and ``format_version`` first, so that a sniffer reading
+    the head of a large file finds them; every other key sorted (the checksum is over
+    canonical JSON, so the order of keys in the file does not change it)."""
+    rest = {k: v for k, v in document.items() if k not in _FIRST_KEYS}
+    body = json.dumps(rest, indent=2, sort_keys=True, ensure_ascii=False)
+    first = [
+        f"  {json.dumps(k)}: {json.dumps(document[k], ensure_ascii=False)}"
+        for k in _FIRST_KEYS
+        if k in document
+    ]
+    if not first:
+        return body + "\n"
+    if not rest:
+        return "{\n" + ",\n".join(first) + "\n}\n"
+    return "{\n" + ",\n".join(first) + ",\n" + body[2:] + "\n"
 
 
 class RunRecord:
@@ -254,7 +308,8 @@ class RunRecord:
         return cls(document)
 
     def to_text(self) -> str:
-        """The export's JSON text (sorted keys, two-space indent, UTF-8, final newline)."""
+        """The export's JSON text: ``format`` and ``format_version`` first, then sorted keys;
+        two-space indent, UTF-8, final newline."""
         return _dump(self.document)
 
     def write(self, path: str | Path) -> Path:
@@ -273,14 +328,14 @@ class RunRecord:
         """
         name = str(path)
         try:
-            size = Path(path).stat().st_size
+            data = read_capped(path, MAX_EXPORT_BYTES)
         except OSError as exc:
             raise RecordError(f"{name}: cannot read: {exc.strerror}") from None
-        if size > MAX_EXPORT_BYTES:
-            raise RecordError(f"{name}: {size:,} bytes is over the {MAX_EXPORT_BYTES:,}-byte limit")
+        if data is None:
+            raise RecordError(f"{name}: over the {MAX_EXPORT_BYTES:,}-byte limit")
         try:
-            text = Path(path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
+            text = data.decode("utf-8-sig")  # a BOM (an editor's) is not part of the JSON
+        except UnicodeDecodeError as exc:
             raise RecordError(f"{name}: cannot read as UTF-8 text: {exc}") from None
         return cls.parse(text, name)
 
@@ -294,6 +349,10 @@ class RunRecord:
                 f"{name}: not JSON ({exc.msg}, line {exc.lineno} column {exc.colno}); "
                 "the file may be truncated"
             ) from None
+        except RecursionError:
+            raise RecordError(f"{name}: nested too deeply to read") from None
+        except ValueError:
+            raise RecordError(f"{name}: {too_many_digits()}") from None
         if not isinstance(document, dict) or document.get("format") != FORMAT:
             raise RecordError(f"{name}: not a harness-tui run export (no 'format: {FORMAT}')")
         version = document.get("format_version")
@@ -371,9 +430,19 @@ class RunRecord:
 
     @cached_property
     def workflow(self) -> Workflow:
-        """The embedded workflow (parsed; no code is imported)."""
+        """The embedded workflow (parsed; no code is imported).
+
+        Raises:
+            RecordError: its recorded path cannot be a path (a NUL in it...).
+            WorkflowError: the embedded source is not a valid workflow.
+        """
         wf = self.document["workflow"]
-        base = Path(wf["path"]).resolve().parent if wf["path"] != "<string>" else None
+        try:
+            base = Path(wf["path"]).resolve().parent if wf["path"] != "<string>" else None
+        except (OSError, ValueError):  # a NUL in the path, or one the OS cannot resolve
+            raise RecordError(
+                f"{self.source_name}: workflow path {wf['path']!r} is not a usable path"
+            ) from None
         return parse_workflow(wf["source"], wf["path"], base=base)
 
     @property

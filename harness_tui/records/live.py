@@ -103,19 +103,31 @@ class LiveRun:
         *,
         executor: Executor | None = None,
         clock: Clock | None = None,
+        force: bool = False,
     ) -> LiveRun:
         """A stored run, ready to go on where it stopped (recording goes on too).
+
+        A run whose every task was stored but whose end was not (the process died between
+        its last task and recording the end) comes back finished: its end is recorded now,
+        so the store shows its final status and digest instead of ``interrupted`` forever.
+
+        Args:
+            force: take the run over even when its lease still looks live.
 
         Raises:
             StoreError: unknown run, still running elsewhere, or an unusable store.
             ResumeError: the stored events do not fit the stored workflow.
         """
         try:
-            workflow, run = store.resume(run_id, executor=executor, clock=clock, attach=False)
+            workflow, run = store.resume(
+                run_id, executor=executor, clock=clock, attach=False, force=force
+            )
         except ResumeError as exc:
             raise ResumeError(f"run {run_id}: {exc}") from None
         live = cls(workflow, run, store=store, run_id=run_id)
-        if not run.finished:
+        if run.finished:
+            live._record_end()  # a failure to record it is live.problem, shown as a warning
+        else:
             store.attach(run, run_id, on_error=live._lost)
         return live
 

@@ -119,24 +119,63 @@ def new_run_id(epoch: float | None = None) -> str:
     return f"{stamp}-{secrets.token_hex(3)}"
 
 
+def _process_start(pid: int) -> str:
+    """When process ``pid`` started, in clock ticks since boot (field 22 of
+    ``/proc/<pid>/stat``), or ``""`` where there is no such file to read."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return ""
+    # Field 2, the command name in parentheses, may hold spaces and ")": count from the last.
+    fields = data[data.rfind(b")") + 1 :].split()
+    return fields[19].decode("ascii", "replace") if len(fields) > 19 else ""
+
+
 def lease_owner() -> str:
-    """This process, as a lease holder: ``host:pid``."""
-    return f"{socket.gethostname()}:{os.getpid()}"
+    """This process, as a lease holder: ``host:pid:start``, with the process start time so
+    that another process given the same pid later is not taken for this one."""
+    pid = os.getpid()
+    return f"{socket.gethostname()}:{pid}:{_process_start(pid)}"
+
+
+def _owner_parts(owner: str) -> tuple[str, str, str]:
+    """``(host, pid, start)`` of a lease owner; owners written before the start time was
+    recorded are ``host:pid`` and get an empty start."""
+    parts = owner.rsplit(":", 2)
+    if len(parts) == 3 and parts[1].isdigit() and (parts[2].isdigit() or not parts[2]):
+        return parts[0], parts[1], parts[2]
+    host, _, pid = owner.rpartition(":")
+    return host, pid, ""
+
+
+def _process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: it exists
+        return True
+    return True
 
 
 def _lease_live(owner: str | None, until: float | None) -> bool:
+    """Whether a lease still holds: on this host, its process exists and (when the start
+    time was recorded and can be read) is the same process; elsewhere, until it expires."""
     if not owner:
         return False
-    host, _, pid = owner.rpartition(":")
+    host, pid, start = _owner_parts(owner)
     if host == socket.gethostname() and pid.isdigit():
-        try:
-            os.kill(int(pid), 0)
-        except ProcessLookupError:
+        if not _process_exists(int(pid)):
             return False
-        except PermissionError:
-            return True
-        return True
+        return not start or _process_start(int(pid)) in (start, "")
     return until is not None and until > time.time()
+
+
+def _writable(path: Path) -> bool:
+    """Whether the store file and its folder (where SQLite keeps its -wal and -shm) can be
+    written by this process."""
+    return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
 
 
 def effective_status(status: str, owner: str | None, until: float | None) -> str:
@@ -168,28 +207,44 @@ class RunStore:
         path: the store file.
         create: make the file (and its folder) when it does not exist; commands that only
             read a store pass False, so a mistyped path is an error, not a new empty store.
+        write: open for writing; by default only when ``create``, so a reading command opens
+            the store read-only and works on one it may not write. ``resume`` passes both
+            ``create=False`` and ``write=True``.
 
     Raises:
-        StoreError: the file is missing (``create=False``), empty or not a store, cannot be
-            opened, or has a schema newer than this tool.
+        StoreError: the file is missing (``create=False``), empty or not a store (another
+            program's SQLite database included), cannot be opened, has a schema newer than
+            this tool, or an older one that cannot be upgraded because it is read-only.
     """
 
-    def __init__(self, path: str | Path, *, create: bool = True) -> None:
+    def __init__(self, path: str | Path, *, create: bool = True, write: bool | None = None) -> None:
         self.path = Path(path)
+        writable = create if write is None else write
         if self.path.exists():
             if self.path.is_file() and self.path.stat().st_size == 0:
                 raise StoreError(f"{self.path}: an empty file is not a run store")
         elif not create:
             raise StoreError(f"{self.path}: no run store there (nothing was recorded)")
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StoreError(f"{self.path}: cannot open the run store: {exc}") from None
+        else:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"{self.path}: cannot open the run store: {exc}") from None
         with self._guard("cannot open the run store"):
-            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._migrate()
+            self._db = self._connect(writable)
+            try:
+                self._prepare(writable)
+            except BaseException:
+                self._db.close()
+                raise
+
+    def _connect(self, writable: bool) -> sqlite3.Connection:
+        if writable:
+            return sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        # Read-only: a reading command works on a store it may not write (a read-only file,
+        # folder or mount), and cannot change one by accident.
+        uri = f"{self.path.absolute().as_uri()}?mode=ro"
+        return sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
 
     @contextmanager
     def _guard(self, doing: str) -> Iterator[None]:
@@ -198,7 +253,9 @@ class RunStore:
         except sqlite3.Error as exc:
             raise StoreError(f"{self.path}: {doing}: {exc}") from None
 
-    def _migrate(self) -> None:
+    def _prepare(self, writable: bool) -> None:
+        """Check the schema, and bring it to :data:`SCHEMA_VERSION` when it is older (a
+        read-only opening reopens for writing for that, when the file can be written)."""
         version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
         if version > SCHEMA_VERSION:
             raise StoreError(
@@ -206,6 +263,28 @@ class RunStore:
                 f"harness-tui understands ({SCHEMA_VERSION}); upgrade harness-tui or use "
                 "another --store"
             )
+        if version == 0:
+            tables = {row[0] for row in self._db.execute("SELECT name FROM sqlite_master")}
+            if tables and "runs" not in tables:  # someone else's database: never adopt it
+                raise StoreError(f"{self.path}: not a harness-tui run store")
+        elif version < 0:  # no migration starts below 0 (MIGRATIONS[-1] would run)
+            raise StoreError(f"{self.path}: not a harness-tui run store (schema {version})")
+        if not writable:
+            if version == SCHEMA_VERSION:
+                return
+            if not _writable(self.path):
+                raise StoreError(
+                    f"{self.path}: the run store has schema version {version} and must be "
+                    f"upgraded to {SCHEMA_VERSION}, but it is read-only; open it once with "
+                    "write access"
+                )
+            self._db.close()
+            self._db = self._connect(writable=True)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._migrate(version)
+
+    def _migrate(self, version: int) -> None:
         for number in range(version, SCHEMA_VERSION):
             with self._transaction() as db:
                 for statement in MIGRATIONS[number].split(";"):
@@ -342,16 +421,18 @@ class RunStore:
             db.execute("UPDATE runs SET lease_until = ? WHERE id = ?", (until, run_id))
 
     def finish(self, run: Run, run_id: str) -> None:
-        """Record the final status and digest of a run and release its lease."""
+        """Record the final status and digest of a run and release its lease. A run whose
+        end is already recorded is left as it is (a resumed finished run is not re-dated)."""
         with self._transaction() as db:
             db.execute(
                 "UPDATE runs SET status = ?, run_digest = ?, updated_at = ?, lease_owner = NULL, "
-                "lease_until = NULL WHERE id = ?",
+                "lease_until = NULL WHERE id = ? AND status NOT IN (?, ?, ?)",
                 (
                     run.status.value if run.finished else "abandoned",
                     run.digest if run.finished else None,
                     _iso(run.clock.wall()),
                     run_id,
+                    *sorted(FINISHED),
                 ),
             )
 
@@ -451,29 +532,58 @@ class RunStore:
         executor: Executor | None = None,
         clock: Clock | None = None,
         attach: bool = True,
+        force: bool = False,
     ) -> tuple[Workflow, Run]:
         """Rebuild a stored run, take its lease and (with ``attach``) record it again, ready
         to continue. A finished run comes back as it is.
 
+        Args:
+            force: take the run over even when its lease still looks live (its process may
+                be gone on another host, or stuck); the caller vouches nothing else runs it.
+
         Raises:
-            StoreError: no such run, or it is still running in a live process.
+            StoreError: no such run, it is still running in a live process, or another
+                process took it between reading and leasing.
             ResumeError: the stored events do not fit the stored workflow.
         """
         stored = self.load(run_id)
-        if stored.status == "running":
-            raise StoreError(f"run {run_id} is still running (held by a live process)")
+        if stored.status == "running" and not force:
+            raise StoreError(
+                f"run {run_id} is still running (held by a live process); --force takes it over"
+            )
         run = self._restore(stored, executor, clock)
-        if stored.status in RESUMABLE:
-            with self._transaction() as db:
-                db.execute(
-                    "UPDATE runs SET status = 'running', lease_owner = ?, lease_until = ? "
-                    "WHERE id = ?",
-                    (lease_owner(), time.time() + LEASE_SECONDS, run_id),
-                )
+        if stored.status in RESUMABLE or stored.status == "running":
+            self._take_lease(stored, force)
             # Events of a task that never finished were not stored; nothing to delete.
             if attach:
                 self.attach(run, run_id)
         return stored.workflow, run
+
+    def _take_lease(self, stored: StoredRun, force: bool) -> None:
+        """Take the lease of a run read by :meth:`load`, if nobody changed it since.
+
+        Another process may have loaded the same run at the same time: under the write lock
+        the status, the lease and the number of events must still be what was loaded, and
+        the conditional UPDATE makes the check and the take one step.
+        """
+        with self._transaction() as db:
+            row = db.execute(
+                "SELECT status, lease_owner, lease_until, "
+                "(SELECT COUNT(*) FROM events WHERE run_id = runs.id) FROM runs WHERE id = ?",
+                (stored.id,),
+            ).fetchone()
+            status, owner, until, count = row if row is not None else (None, None, None, -1)
+            now = effective_status(status, owner, until) if status is not None else None
+            changed = count != len(stored.events) or now in FINISHED or now is None
+            if changed or (now != stored.status and not force):
+                raise StoreError(f"run {stored.id} is being resumed by another process")
+            taken = db.execute(
+                "UPDATE runs SET status = 'running', lease_owner = ?, lease_until = ? "
+                "WHERE id = ? AND status = ? AND lease_owner IS ?",
+                (lease_owner(), time.time() + LEASE_SECONDS, stored.id, status, owner),
+            ).rowcount
+            if taken != 1:
+                raise StoreError(f"run {stored.id} is being resumed by another process")
 
     def export(self, run_id: str, redact: Iterable[str] = ()) -> RunRecord:
         """A stored run as an export (no code runs), with ``redact``'s keys redacted."""

@@ -3,20 +3,86 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+import stat
+import sys
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import IO, Any, NamedTuple
 
 from ..engine.canonical import CanonicalError, check_json
 from ..engine.errors import HarnessError
 
-__all__ = ["MAX_PAYLOAD_FILE_BYTES", "Payload", "PayloadError", "editable_text", "parse_payload"]
+__all__ = [
+    "MAX_PAYLOAD_FILE_BYTES",
+    "NotRegularFileError",
+    "Payload",
+    "PayloadError",
+    "editable_text",
+    "open_regular",
+    "parse_payload",
+    "read_capped",
+    "too_many_digits",
+]
 
 MAX_PAYLOAD_FILE_BYTES = 64 * 1024 * 1024
 
 
 class PayloadError(HarnessError, ValueError):
     """A payload given by a person is unusable; the message says why, in one line."""
+
+
+class NotRegularFileError(OSError):
+    """A path names a FIFO, a device or a folder, not a file (reading it could block or
+    never end); ``strerror`` says which."""
+
+
+_KINDS = {
+    stat.S_IFDIR: "a folder",
+    stat.S_IFIFO: "a named pipe",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+}
+
+
+def open_regular(path: str | Path) -> IO[bytes]:
+    """Open a regular file for reading in binary, refusing anything else without blocking.
+
+    ``O_NONBLOCK`` makes opening a FIFO return at once instead of waiting for a writer; the
+    kind is then read from the open descriptor, so the file checked is the file read.
+
+    Raises:
+        NotRegularFileError: a FIFO, a device, a socket or a folder.
+        OSError: the path cannot be opened.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = _KINDS.get(stat.S_IFMT(mode), "not a file")
+            raise NotRegularFileError(errno.EINVAL, f"not a regular file ({kind})")
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_capped(path: str | Path, limit: int) -> bytes | None:
+    """The bytes of a regular file, or None when it holds more than ``limit`` bytes.
+
+    At most ``limit + 1`` bytes are read whatever the file's size claims to be (a file that
+    grows while it is read, or a size that lies, cannot make this read more).
+
+    Raises:
+        NotRegularFileError: not a regular file.
+        OSError: the file cannot be opened or read.
+    """
+    with open_regular(path) as handle:
+        data = handle.read(limit + 1)
+    return None if len(data) > limit else data
 
 
 class Payload(NamedTuple):
@@ -39,11 +105,12 @@ def parse_payload(text: str, what: str = "payload") -> Payload:
     if text.startswith("@"):
         path = Path(text[1:])
         try:
-            if path.stat().st_size > MAX_PAYLOAD_FILE_BYTES:
+            data = read_capped(path, MAX_PAYLOAD_FILE_BYTES)
+            if data is None:
                 raise PayloadError(
                     f"{what}: {path} is over the {MAX_PAYLOAD_FILE_BYTES:,}-byte limit"
                 )
-            source = path.read_text(encoding="utf-8")
+            source = data.decode("utf-8-sig")  # a BOM from a Windows editor is not JSON
         except OSError as exc:
             raise PayloadError(f"{what}: cannot read {path}: {exc.strerror}") from None
         except UnicodeDecodeError:
@@ -56,11 +123,19 @@ def parse_payload(text: str, what: str = "payload") -> Payload:
         ) from None
     except RecursionError:
         raise PayloadError(f"{what}: nested too deeply") from None
+    except ValueError:  # an integer past the interpreter's digit limit (CVE-2020-10735)
+        raise PayloadError(f"{what}: {too_many_digits()}") from None
     try:
         check_json(value, "payload")
     except CanonicalError as exc:
         raise PayloadError(f"{what}: {exc}") from None
     return Payload(value)
+
+
+def too_many_digits() -> str:
+    """Why ``json.loads`` refused text that is otherwise JSON: the one ``ValueError`` it
+    raises besides a decode error is an integer longer than Python converts."""
+    return f"a number has more than {sys.get_int_max_str_digits():,} digits"
 
 
 def editable_text(value: Any) -> str:

@@ -191,3 +191,34 @@ def test_the_chunked_trace_digest_is_the_digest_of_the_plain_trace(cuts: list[in
             state.append(TraceEvent(seq, f"t{seq % 7}", "0" * 16, statuses[seq % 8], seq % 3))
         total += cut
         assert state.trace_digest() == digest(state.canonical_trace())
+
+
+SURROGATES = st.integers(0xD800, 0xDFFF).map(chr)
+
+
+@pytest.mark.parametrize(
+    ("value", "path"),
+    [
+        ("\ud800", "$"),
+        ("é\udfff", "$"),
+        ({"name": ["ok", "caf\udc80"]}, "$.name[1]"),
+        ({"é": {"k\ud83d": 1}}, '$.é["k\\ud83d"]'),
+        ([{"x": "\U0001f600"}, "\ud83d"], "$[1]"),
+    ],
+    ids=["alone", "after-non-ascii", "nested", "key", "after-valid-emoji"],
+)
+def test_text_that_is_not_valid_unicode_is_refused_by_path(value: object, path: str) -> None:
+    with pytest.raises(CanonicalError) as caught:
+        check_json(value)
+    assert caught.value.path == path and caught.value.type_name == "str"
+    assert "lone surrogate" in str(caught.value)
+    str(caught.value).encode("utf-8")  # the message itself can be printed
+
+
+@given(st.text(), st.text(), SURROGATES)
+def test_a_lone_surrogate_anywhere_in_text_is_refused(head: str, tail: str, lone: str) -> None:
+    assert check_json(head + tail) == plain(head + tail)
+    with pytest.raises(CanonicalError, match="lone surrogate"):
+        check_json({"items": [head + lone + tail]})
+    with pytest.raises(CanonicalError, match="lone surrogate"):
+        check_json(head + lone + tail)
