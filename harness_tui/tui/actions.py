@@ -13,7 +13,15 @@ from dataclasses import dataclass
 from textual.binding import Binding, BindingType
 from textual.keys import format_key
 
-__all__ = ["DIFF", "GLOBAL", "WORKBENCH", "Action", "bindings", "markdown_table"]
+__all__ = [
+    "DIFF",
+    "GLOBAL",
+    "INSPECTOR",
+    "WORKBENCH",
+    "Action",
+    "bindings",
+    "markdown_table",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +101,13 @@ DIFF: tuple[Action, ...] = (
            "Back to the workbench (from the command line: quit)", show=True),
 )  # fmt: skip
 """The plan diff screen's actions."""
+
+INSPECTOR: tuple[Action, ...] = (
+    Action("show-traceback", "t", "show_traceback", "Traceback", "task: Show traceback",
+           "Open the full error and traceback of the inspected failure (scroll, select, copy)",
+           show=True),
+)  # fmt: skip
+"""The inspector's actions (enter on its error or traceback does the same)."""
 
 GLOBAL: tuple[Action, ...] = (
     Action("help", "f1", "help", "Help", "", "Show every key with its id", show=True),
