@@ -1,4 +1,4 @@
-"""SVG snapshots of the full error view (fixed clock and size).
+"""SVG snapshots of the full error view and of the 80x24 header (fixed clock and size).
 
 Update with: python -m pytest tests/tui/test_error_snapshots.py --snapshot-update
 """
@@ -6,7 +6,9 @@ Update with: python -m pytest tests/tui/test_error_snapshots.py --snapshot-updat
 from __future__ import annotations
 
 import re
+import shutil
 import traceback
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -48,3 +50,22 @@ def test_full_traceback_after_a_failure(snap_compare: Any, monkeypatch: pytest.M
 
     app = make_app("tests/tui/data/flaky_pipeline.yaml")
     assert snap_compare(app, terminal_size=(120, 40), run_before=run_before)
+
+
+def test_header_at_80x24(
+    snap_compare: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    deep = tmp_path / "pipelines/nightly/customer-ledger"
+    deep.mkdir(parents=True)
+    shutil.copy(ROOT / "tests/tui/data/flaky_pipeline.yaml", deep / "flaky_pipeline.yaml")
+    monkeypatch.chdir(tmp_path)
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await pilot.press("c")
+        await settle(pilot)
+        await pilot.press("left_square_bracket")
+        pilot.app.clear_notifications()
+        await pilot.pause()
+
+    app = make_app("pipelines/nightly/customer-ledger/flaky_pipeline.yaml")
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)

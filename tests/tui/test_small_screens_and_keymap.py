@@ -1,0 +1,62 @@
+"""Feedback that is not about running: the header and the payload editor at 80x24, and a
+keymap that names ids nobody has."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from harness_tui.tui.widgets.run_header import HeaderParts, RunHeader, header_text
+
+from .conftest import ROOT, make_app, settle
+
+SMALL = (80, 24)
+PARTS = HeaderParts(
+    replay=False,
+    name="flaky_pipeline",
+    path="pipelines/nightly/customer-ledger/flaky_pipeline.yaml",
+    payload="3a42d48d",
+    status="failed",
+    progress="4/4",
+    cursor="⏪ event 9 of 10",
+)
+
+
+@pytest.mark.parametrize(
+    ("width", "expected"),
+    [
+        (200, f"flaky_pipeline  {PARTS.path}  payload 3a42d48d  failed  4/4  ⏪ event 9 of 10"),
+        (100, f"flaky_pipeline  {PARTS.path}  failed  4/4  ⏪ event 9 of 10"),
+        (78, "flaky_pipeline  flaky_pipeline.yaml  failed  4/4  ⏪ event 9 of 10"),
+        (50, "flaky_pipeline  failed  4/4  ⏪ event 9 of 10"),
+        (40, "flaky_pi…  failed  4/4  ⏪ event 9 of 10"),
+    ],
+)
+def test_the_header_gives_up_payload_then_path_then_name_never_the_status(
+    width: int, expected: str
+) -> None:
+    text = header_text(PARTS, width)
+    assert text.plain == expected
+    assert text.cell_len <= width
+
+
+async def test_at_80x24_the_header_shows_status_and_progress(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    deep = tmp_path / "pipelines/nightly/customer-ledger"
+    deep.mkdir(parents=True)
+    shutil.copy(ROOT / "tests/tui/data/flaky_pipeline.yaml", deep / "flaky_pipeline.yaml")
+    monkeypatch.chdir(tmp_path)
+    app = make_app("pipelines/nightly/customer-ledger/flaky_pipeline.yaml")
+    async with app.run_test(size=SMALL) as pilot:
+        await pilot.press("c")
+        await settle(pilot)
+        await pilot.press("left_square_bracket")
+        await pilot.pause()
+        header = app.screen.query_one(RunHeader)
+        line = header.render().plain
+        assert line.startswith("flaky_pipeline ")
+        assert "failed  3/4  ⏪ event 9 of 10" in line  # progress as of event 9
+        assert header.render().cell_len <= header.content_size.width
