@@ -7,10 +7,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+from textual.widgets import Button
 
+from harness_tui.tui.modals.payload import PayloadModal
 from harness_tui.tui.widgets.run_header import HeaderParts, RunHeader, header_text
 
-from .conftest import ROOT, make_app, settle
+from .conftest import ROOT, make_app, settle, workbench
 
 SMALL = (80, 24)
 PARTS = HeaderParts(
@@ -60,3 +62,18 @@ async def test_at_80x24_the_header_shows_status_and_progress(
         assert line.startswith("flaky_pipeline ")
         assert "failed  3/4  ⏪ event 9 of 10" in line  # progress as of event 9
         assert header.render().cell_len <= header.content_size.width
+
+
+async def test_the_payload_editor_keeps_its_buttons_on_an_80x24_screen(in_repo: Path) -> None:
+    app = make_app("workflows/user_profile.yaml")
+    async with app.run_test(size=SMALL) as pilot:
+        await pilot.press("y")
+        await pilot.pause()
+        modal = app.screen
+        assert isinstance(modal, PayloadModal)
+        for button in modal.query(Button):
+            region = button.region
+            assert region.height == 3 and region.bottom <= SMALL[1], (button.id, region)
+        await pilot.click("#payload-cancel")
+        await pilot.pause()
+        assert app.screen is workbench(app)
