@@ -19,6 +19,7 @@ __all__ = [
     "INSPECTOR",
     "WORKBENCH",
     "Action",
+    "binding_ids",
     "bindings",
     "markdown_table",
 ]
@@ -119,6 +120,26 @@ GLOBAL: tuple[Action, ...] = (
 def bindings(actions: Iterable[Action]) -> list[BindingType]:
     """``BINDINGS`` for a screen or app, in table order."""
     return [action.binding() for action in actions]
+
+
+def binding_ids() -> set[str]:
+    """Every binding id a keymap can name: the tables' ids and those of every loaded widget,
+    screen and modal class (Textual remaps any binding that has an id, wherever declared)."""
+    from textual.dom import DOMNode
+
+    ids = {action.id for action in (*WORKBENCH, *DIFF, *GLOBAL, *INSPECTOR)}
+    seen: set[type] = set()
+    pending: list[type] = [DOMNode]
+    while pending:
+        cls = pending.pop()
+        if cls in seen:
+            continue
+        seen.add(cls)
+        pending.extend(cls.__subclasses__())
+        for binding in cls.__dict__.get("BINDINGS", ()):
+            if isinstance(binding, Binding) and binding.id:
+                ids.add(binding.id)
+    return ids
 
 
 def markdown_table(actions: Sequence[Action]) -> str:
