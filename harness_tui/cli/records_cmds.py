@@ -21,6 +21,8 @@ from .common import (
 )
 
 if TYPE_CHECKING:
+    from rich.table import Table
+
     from ..engine.events import TraceEvent
     from ..records.export import RunRecord
     from ..records.live import LiveRun
@@ -183,36 +185,74 @@ def _drive(live: LiveRun, quiet: bool) -> None:
 @store_option
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
 def runs(store_path: str | None, as_json: bool) -> None:
-    """List the runs in the store, newest first, with their status."""
+    """List the runs in the store, newest first, with their status (tab-separated when piped)."""
     from ..records.store import default_store_path
 
+    where = store_path or default_store_path()
     if store_path is None and not default_store_path().exists():
         rows: list[dict[str, Any]] = []  # nothing recorded yet: an empty list, not an error
-        if not as_json:
-            click.echo(f"no runs recorded yet in {default_store_path()}")
-            return
     else:
         rows = _open_store(store_path).runs()
     if as_json:
         click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return
-    from rich.table import Table
+    console = table_console()
+    if not console.is_terminal:
+        # For cut, awk and grep: one header line, one line per run, whole values.
+        lines = ["\t".join(RUNS_COLUMNS)] + ["\t".join(_run_cells(row, wide=True)) for row in rows]
+        click.echo("\n".join(lines))
+        return
+    if not rows:
+        click.echo(f"no runs recorded yet in {where}")
+        return
+    console.print(_runs_table(rows, f"runs in {where}"))
 
-    table = Table(title=f"runs in {store_path or default_store_path()}", title_justify="left")
-    table.add_column("id", no_wrap=True)
-    for column in ("workflow", "payload", "status", "started", "tasks done"):
-        table.add_column(column)
+
+RUNS_COLUMNS = ("id", "workflow", "payload", "status", "started", "done")
+
+
+def _run_cells(row: dict[str, Any], wide: bool) -> list[str]:
+    """One run's cells; workflow names come from files, so they are made visible, not obeyed.
+    Narrow (a terminal): an 8-character payload digest and the start to the minute."""
+    from ..tui.sanitize import visible
+
+    started = str(row["started_at"])
+    if not wide:
+        started = started.replace("T", " ")[:16]
+    return [
+        visible(str(row["id"])),
+        visible(str(row["workflow"])),
+        str(row["payload_digest"])[: 12 if wide else 8],
+        str(row["status"]),
+        started,
+        f"{row['tasks_done']}/{row['tasks_total']}",
+    ]
+
+
+def _runs_table(rows: list[dict[str, Any]], title: str) -> Table:
+    """The runs as a borderless table that fits 80 columns: the workflow name gives way."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from ..tui.sanitize import inert
+
+    # One space between columns, and only the workflow name may give way (to "…"): ids,
+    # statuses and counts are what people copy and compare.
+    table = Table(
+        title=inert(title),
+        title_justify="left",
+        box=None,
+        pad_edge=False,
+        collapse_padding=True,
+        header_style="bold",
+    )
+    for column in RUNS_COLUMNS:
+        table.add_column(column, no_wrap=column != "workflow", min_width=4)
     for row in rows:
-        done = f"{row['tasks_done']}/{row['tasks_total']}"
         table.add_row(
-            row["id"],
-            row["workflow"],
-            row["payload_digest"][:12],
-            row["status"],
-            row["started_at"],
-            done,
+            *(Text(cell, no_wrap=True, overflow="ellipsis") for cell in _run_cells(row, wide=False))
         )
-    table_console().print(table)
+    return table
 
 
 @cli.command()

@@ -13,7 +13,16 @@ from dataclasses import dataclass
 from textual.binding import Binding, BindingType
 from textual.keys import format_key
 
-__all__ = ["DIFF", "GLOBAL", "WORKBENCH", "Action", "bindings", "markdown_table"]
+__all__ = [
+    "DIFF",
+    "GLOBAL",
+    "INSPECTOR",
+    "WORKBENCH",
+    "Action",
+    "binding_ids",
+    "bindings",
+    "markdown_table",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +103,13 @@ DIFF: tuple[Action, ...] = (
 )  # fmt: skip
 """The plan diff screen's actions."""
 
+INSPECTOR: tuple[Action, ...] = (
+    Action("show-traceback", "t", "show_traceback", "Traceback", "task: Show traceback",
+           "Open the full error and traceback of the inspected failure (scroll, select, copy)",
+           show=True),
+)  # fmt: skip
+"""The inspector's actions (enter on its error or traceback does the same)."""
+
 GLOBAL: tuple[Action, ...] = (
     Action("help", "f1", "help", "Help", "", "Show every key with its id", show=True),
     Action("quit", "ctrl+q", "quit", "Quit", "", "Quit", show=True, priority=True),
@@ -104,6 +120,26 @@ GLOBAL: tuple[Action, ...] = (
 def bindings(actions: Iterable[Action]) -> list[BindingType]:
     """``BINDINGS`` for a screen or app, in table order."""
     return [action.binding() for action in actions]
+
+
+def binding_ids() -> set[str]:
+    """Every binding id a keymap can name: the tables' ids and those of every loaded widget,
+    screen and modal class (Textual remaps any binding that has an id, wherever declared)."""
+    from textual.dom import DOMNode
+
+    ids = {action.id for action in (*WORKBENCH, *DIFF, *GLOBAL, *INSPECTOR)}
+    seen: set[type] = set()
+    pending: list[type] = [DOMNode]
+    while pending:
+        cls = pending.pop()
+        if cls in seen:
+            continue
+        seen.add(cls)
+        pending.extend(cls.__subclasses__())
+        for binding in cls.__dict__.get("BINDINGS", ()):
+            if isinstance(binding, Binding) and binding.id:
+                ids.add(binding.id)
+    return ids
 
 
 def markdown_table(actions: Sequence[Action]) -> str:

@@ -71,6 +71,8 @@ class HarnessApp(App[None]):
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
 
     def _load_keymap(self) -> None:
+        from .actions import binding_ids
+
         path = keymap_path()
         if not path.is_file():
             return
@@ -79,8 +81,18 @@ class HarnessApp(App[None]):
         except (OSError, json.JSONDecodeError) as exc:
             self.notify(f"{path}: ignored ({exc})", severity="warning")
             return
-        if isinstance(mapping, dict):
-            self.set_keymap({str(k): str(v) for k, v in mapping.items()})
+        if not isinstance(mapping, dict):
+            self.notify(f"{path}: ignored (not a JSON object of id: keys)", severity="warning")
+            return
+        unknown = sorted(set(map(str, mapping)) - binding_ids())
+        if unknown:
+            # A misspelt id would otherwise leave its key unchanged without a word.
+            self.notify(
+                f"{path}: unknown binding ids ignored: {', '.join(unknown)} (F1 lists the ids)",
+                title="Keymap",
+                severity="warning",
+            )
+        self.set_keymap({str(k): str(v) for k, v in mapping.items() if str(k) not in unknown})
 
     def action_help(self) -> None:
         """List the keys of this screen and of the app, as remapped by the keymap."""

@@ -46,9 +46,13 @@ def task_sections(session: Session, task: str) -> tuple[str, list[tuple[str, Any
 
 
 def event_sections(session: Session, event: TraceEvent) -> tuple[str, list[tuple[str, Any]]]:
-    """Title and sections for one trace event: canonical fields, then timing and traceback."""
+    """Title and sections for one trace event: canonical fields, its error (as a task's
+    sections name it, so the full error view finds it), timing and traceback."""
     timing = _timing(event, _origin(session))
-    sections: list[tuple[str, Any]] = [("event", event.canonical()), ("timing", timing)]
+    sections: list[tuple[str, Any]] = [("event", event.canonical())]
+    if event.error:
+        sections.append(("error", event.error))
+    sections.append(("timing", timing))
     if event.traceback:
         sections.append(("traceback", event.traceback))
     return f"event {event.seq} · {event.task} · {event.status.value}", sections

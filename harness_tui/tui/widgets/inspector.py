@@ -1,21 +1,34 @@
-"""Inspector: a task's spec, inputs, output, error and timings as foldable, highlighted JSON."""
+"""Inspector: a task's spec, inputs, output, error and timings as foldable, highlighted JSON.
+
+Every string in it comes from a workflow, a payload or user code, so each label goes through
+the sanitiser. A failure's full message and traceback open in :class:`TracebackModal`.
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from rich.text import Text
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
+from ..actions import INSPECTOR, bindings
+from ..modals.traceback import TracebackModal
+from ..sanitize import inert, visible
+
 MAX_CHILDREN = 200
 MAX_STRING = 400
+FAILURE_SECTIONS = ("error", "traceback")
+"""Sections about a failure: Enter on them opens the full view instead of folding."""
 
 
 class Inspector(Tree[Any]):
     """A JSON tree; :meth:`show` replaces its content with labelled sections."""
 
+    ACTIONS = INSPECTOR
+    BINDINGS = bindings(ACTIONS)
     COMPONENT_CLASSES = {
         "inspector--key",
         "inspector--string",
@@ -30,6 +43,7 @@ class Inspector(Tree[Any]):
         self.show_root = False
         self.guide_depth = 3
         self._shown: tuple[str, list[tuple[str, Any]], bool] | None = None
+        self._failure_nodes: set[int] = set()
 
     def show(self, title: str, sections: list[tuple[str, Any]], *, open_all: bool = False) -> None:
         """Show ``sections`` (name, JSON value) under a title (a no-op if nothing changed:
@@ -38,14 +52,63 @@ class Inspector(Tree[Any]):
             return
         self._shown = (title, sections, open_all)
         self.clear()
-        self.root.set_label(Text(title))
+        self._failure_nodes.clear()
+        self.root.set_label(inert(title))
         for name, value in sections:
-            style = "inspector--error" if name in ("error", "traceback") else "inspector--section"
+            failure = name in FAILURE_SECTIONS
+            style = "inspector--error" if failure else "inspector--section"
             label = Text(name, style=self.get_component_rich_style(style))
+            if failure:
+                label.append("  enter: full view", style="dim")
             # Tracebacks are long; they open on demand.
             node = self.root.add(label, data=value, expand=name != "traceback")
-            self._fill(node, value, depth=0, open_all=open_all)
+            if failure:
+                self._failure_nodes.add(node.id)
+            if name == "traceback" and isinstance(value, str):
+                self._fill_lines(node, value)
+            else:
+                self._fill(node, value, depth=0, open_all=open_all)
         self.root.expand()
+
+    def failure(self) -> tuple[Mapping[str, str] | None, str | None]:
+        """The error (``{"type", "message"}``) and traceback of what is shown, if it failed."""
+        shown = dict(self._shown[1]) if self._shown else {}
+        error, traceback = shown.get("error"), shown.get("traceback")
+        return (
+            error if isinstance(error, Mapping) else None,
+            traceback if isinstance(traceback, str) else None,
+        )
+
+    def action_show_traceback(self) -> None:
+        """Open the full error message and traceback of what is shown, or say why not."""
+        error, traceback = self.failure()
+        if error is None and traceback is None:
+            self.notify(
+                "nothing failed here: select a failed task, or a failed event in the trace",
+                severity="warning",
+            )
+            return
+        title = self._shown[0] if self._shown else ""
+        self.app.push_screen(TracebackModal(title, error, traceback))
+
+    def action_select_cursor(self) -> None:
+        # Enter on an error or a traceback opens the full view; elsewhere it folds, as usual.
+        node = self.cursor_node
+        while node is not None and node.parent is not None and node.parent is not self.root:
+            node = node.parent
+        if node is not None and node.id in self._failure_nodes:
+            self.action_show_traceback()
+        else:
+            super().action_select_cursor()
+
+    def _fill_lines(self, node: TreeNode[Any], text: str) -> None:
+        """One leaf per line: a tree label shows a single line."""
+        lines = visible(text.rstrip("\n"), multiline=True).split("\n")
+        style = self.get_component_rich_style("inspector--string")
+        for line in lines[:MAX_CHILDREN]:
+            node.add_leaf(Text(line, style=style))
+        if len(lines) > MAX_CHILDREN:
+            node.add_leaf(Text(f"… {len(lines) - MAX_CHILDREN} more lines (enter)", style="dim"))
 
     def _fill(self, node: TreeNode[Any], value: Any, depth: int, open_all: bool) -> None:
         if isinstance(value, dict):
@@ -56,7 +119,9 @@ class Inspector(Tree[Any]):
             node.add_leaf(self._scalar(value), data=value)
             return
         for key, item in items[:MAX_CHILDREN]:
-            label = Text.assemble((str(key), self.get_component_rich_style("inspector--key")))
+            # The key's style on the key only: the value appended after it keeps its own.
+            key_style = self.get_component_rich_style("inspector--key")
+            label = Text.assemble((visible(str(key)), key_style))
             if isinstance(item, dict | list):
                 size = len(item)
                 label.append(f" {'{…}' if isinstance(item, dict) else '[…]'} {size}", style="dim")
@@ -72,8 +137,9 @@ class Inspector(Tree[Any]):
     def _scalar(self, value: Any) -> Text:
         if isinstance(value, str):
             shown = value if len(value) <= MAX_STRING else value[:MAX_STRING] + "…"
-            text = shown if "\n" in shown else json.dumps(shown, ensure_ascii=False)
-            return Text(text, style=self.get_component_rich_style("inspector--string"))
+            # JSON on one line: a tree label shows one line, and line breaks stay visible.
+            text = json.dumps(shown, ensure_ascii=False)
+            return inert(text, self.get_component_rich_style("inspector--string"))
         if isinstance(value, bool) or value is None:
             literal = json.dumps(value)
             return Text(literal, style=self.get_component_rich_style("inspector--literal"))

@@ -21,6 +21,9 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+MIN_FLEXIBLE = 8
+"""The narrowest a column without a fixed width gets (it scrolls into view when narrower)."""
+
 Cell = tuple[str, str]
 """Text and a Rich style string ("" for the default)."""
 
@@ -169,12 +172,16 @@ class LineTable(ScrollView, can_focus=True):
     def _widths(self) -> list[int]:
         fixed = sum(c.width or 0 for c in self.columns) + len(self.columns)
         flexible = [c for c in self.columns if c.width is None]
-        room = max(self.scrollable_content_region.width - fixed, 8 * len(flexible))
+        room = max(self.scrollable_content_region.width - fixed, MIN_FLEXIBLE * len(flexible))
         share = room // len(flexible) if flexible else 0
         return [c.width if c.width is not None else share for c in self.columns]
 
     def _content_width(self) -> int:
-        return sum(self._widths()) + len(self.columns)
+        # Flexible columns count at their minimum: they fill what is visible, and a width taken
+        # from the visible region would outgrow it as soon as a vertical scrollbar appears,
+        # bringing a horizontal scrollbar with nothing to scroll to.
+        widths = [c.width if c.width is not None else MIN_FLEXIBLE for c in self.columns]
+        return sum(widths) + len(self.columns)
 
     def on_resize(self) -> None:
         self.virtual_size = Size(self._content_width(), self.row_count + 1)

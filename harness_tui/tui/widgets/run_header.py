@@ -2,11 +2,63 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import PurePath
+
 from rich.text import Text
 from textual.widget import Widget
 
 from ...engine.events import RunStatus
+from ..sanitize import visible
 from ..session import Session
+
+NOTHING_OPEN = "harness-tui — nothing open (o: open a file)"
+
+
+@dataclass(frozen=True, slots=True)
+class HeaderParts:
+    """What the header says; :func:`header_text` fits it to a width."""
+
+    replay: bool
+    name: str
+    path: str
+    payload: str
+    status: str
+    progress: str
+    cursor: str = ""
+
+
+def _compose(parts: HeaderParts, name: str, path: str, payload: bool) -> Text:
+    text = Text(no_wrap=True, overflow="ellipsis")
+    if parts.replay:
+        text.append(" REPLAY ", style="bold reverse")
+        text.append(" ")
+    text.append(name, style="bold")
+    if path:
+        text.append(f"  {path}", style="dim")
+    if payload:
+        text.append(f"  payload {parts.payload}", style="dim")
+    text.append(f"  {parts.status}", style="bold")
+    text.append(f"  {parts.progress}")
+    if parts.cursor:
+        text.append(f"  {parts.cursor}", style="bold reverse")
+    return text
+
+
+def header_text(parts: HeaderParts, width: int) -> Text:
+    """The header in ``width`` cells. Status, progress and the time cursor always show: the
+    payload digest goes first, then the path shrinks to its file name and goes, then the
+    workflow name is cut."""
+    short = PurePath(parts.path).name
+    for path, payload in ((parts.path, True), (parts.path, False), (short, False), ("", False)):
+        text = _compose(parts, parts.name, path, payload)
+        if text.cell_len <= width:
+            return text
+    name = Text(parts.name)
+    name.truncate(max(width - _compose(parts, "", "", False).cell_len, 1), overflow="ellipsis")
+    text = _compose(parts, name.plain, "", False)
+    text.truncate(width, overflow="ellipsis")
+    return text
 
 
 class RunHeader(Widget):
@@ -21,34 +73,35 @@ class RunHeader(Widget):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self._text = Text()
+        self.parts: HeaderParts | None = None
 
     def render(self) -> Text:
-        return self._text
+        if self.parts is None:
+            return Text(NOTHING_OPEN, style="bold", no_wrap=True, overflow="ellipsis")
+        return header_text(self.parts, self.content_size.width)
 
     def update_from(self, session: Session | None, running: bool = False) -> None:
         """Describe ``session`` (or say that nothing is open)."""
-        if session is None:
-            self._text = Text("harness-tui — nothing open (o: open a file)", style="bold")
-            self.refresh()
-            return
-        run = session.run
-        done, total = session.progress()
-        text = Text()
-        if session.replay:
-            text.append(" REPLAY ", style="bold reverse")
-            text.append(" ")
-        text.append(session.workflow.name, style="bold")
-        text.append(f"  {session.source_path or session.workflow.path}", style="dim")
-        text.append(f"  payload {session.payload_digest[:8]}", style="dim")
-        status = RunStatus.RUNNING.value if running else run.status.value
-        if not running and run.status is RunStatus.RUNNING:
-            status = "paused"  # started, and no worker is driving it now
-        text.append(f"  {status}", style="bold")
-        text.append(f"  {done}/{total}")
-        if session.view_seq is not None:
-            text.append(
-                f"  ⏪ event {session.view_seq} of {session.delivered - 1}", style="bold reverse"
-            )
-        self._text = text
+        self.parts = None if session is None else _parts(session, running)
         self.refresh()
+
+
+def _parts(session: Session, running: bool) -> HeaderParts:
+    run = session.run
+    done, total = session.progress()
+    status = RunStatus.RUNNING.value if running else run.status.value
+    if not running and run.status is RunStatus.RUNNING:
+        status = "paused"  # started, and no worker is driving it now
+    cursor = ""
+    if session.view_seq is not None:
+        cursor = f"⏪ event {session.view_seq} of {session.delivered - 1}"
+    # The name and path come from the file: shown, never obeyed.
+    return HeaderParts(
+        replay=session.replay,
+        name=visible(session.workflow.name),
+        path=visible(str(session.source_path or session.workflow.path)),
+        payload=session.payload_digest[:8],
+        status=status,
+        progress=f"{done}/{total}",
+        cursor=cursor,
+    )

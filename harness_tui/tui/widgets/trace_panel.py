@@ -1,5 +1,5 @@
 """TracePanel: the live trace, append-only (new events extend the row count; nothing is
-rebuilt)."""
+rebuilt), with each failure's error on its row."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from textual.message import Message
 
 from ...engine.events import Status, TraceEvent
 from ..looks import status_label
+from ..sanitize import visible
 from .line_table import Cell, Column, LineTable
 from .status_styles import status_styles
 
@@ -37,6 +38,7 @@ class TracePanel(LineTable):
                 Column("status", "status", 11),
                 Column("att", "att", 3),
                 Column("t", "t+", 8),
+                Column("error", "error"),
             ),
             id=id,
         )
@@ -76,6 +78,7 @@ class TracePanel(LineTable):
             (status_label(status), self._styles[status]),
             (str(event.attempt) if event.attempt else "", ""),
             (offset, "dim"),
+            (error_line(event), self._styles[status] if event.error else ""),
         )
 
     def show_position(self, seq: int) -> None:
@@ -88,3 +91,12 @@ class TracePanel(LineTable):
 
     def on_user_row(self, row: int) -> None:
         self.post_message(self.EventSelected(self, row))
+
+
+def error_line(event: TraceEvent) -> str:
+    """``type: message`` of a failed event on one visible line ("" if it has no error)."""
+    if not event.error:
+        return ""
+    kind, message = event.error.get("type", ""), event.error.get("message", "")
+    # Both come from user code: never let them move the cursor or restyle the terminal.
+    return visible(f"{kind}: {message}" if kind else str(message))
