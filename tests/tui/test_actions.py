@@ -11,7 +11,7 @@ from types import ModuleType
 import pytest
 
 from harness_tui.tui import app as app_module
-from harness_tui.tui.actions import DIFF, GLOBAL, WORKBENCH, Action
+from harness_tui.tui.actions import DIFF, GLOBAL, INSPECTOR, WORKBENCH, Action
 from harness_tui.tui.app import HarnessApp
 from harness_tui.tui.modals.help import HelpModal
 from harness_tui.tui.screens.diff import DiffScreen
@@ -82,4 +82,4 @@ async def test_a_key_remapped_in_keymap_json_runs_the_action_and_shows_in_help(
         keys = {action.id: shown for shown, action in modal.rows}
         assert keys["run-step"] == "j"
         assert keys["time-back"] == "["
-        assert list(keys) == [a.id for a in (*WORKBENCH, *GLOBAL)]
+        assert list(keys) == [a.id for a in (*WORKBENCH, *INSPECTOR, *GLOBAL)]

@@ -14,7 +14,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Static
 
-from ..actions import WORKBENCH, bindings
+from ..actions import INSPECTOR, WORKBENCH, bindings
 from ..inspection import event_sections, task_sections
 from ..intents import IntentQueue
 from ..modals.find_task import FindTaskModal
@@ -24,15 +24,16 @@ from ..widgets.inspector import Inspector
 from ..widgets.plan_table import PlanTable
 from ..widgets.run_header import RunHeader
 from ..widgets.trace_panel import TracePanel
+from .workbench_errors import ErrorActions
 from .workbench_files import FileActions
 from .workbench_run import RunControl
 
 
-class WorkbenchScreen(RunControl, FileActions, Screen[None]):
+class WorkbenchScreen(RunControl, FileActions, ErrorActions, Screen[None]):
     """Step, continue, break, travel back in time, export; on one workflow or one export."""
 
-    ACTIONS = WORKBENCH
-    BINDINGS = bindings(ACTIONS)
+    ACTIONS = (*WORKBENCH, *INSPECTOR)
+    BINDINGS = bindings(WORKBENCH)  # show-traceback comes from ErrorActions, out of the footer
 
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
 
