@@ -37,9 +37,13 @@ def exit_with_error(error: HarnessError) -> NoReturn:
     ``file:line:col: message`` line each, anything else one ``error:`` line; exit 2."""
     from ..workflow.errors import WorkflowError
 
+    lines = getattr(error, "lines", None)  # a file the workbench could not open
     if isinstance(error, WorkflowError):
         for problem in error.problems:
             click.echo(str(problem), err=True)
+    elif isinstance(lines, list):
+        for line in lines:
+            click.echo(str(line), err=True)
     else:
         click.echo(f"error: {error}", err=True)
     sys.exit(EXIT_INVALID)

@@ -22,7 +22,7 @@ def open_workbench(
 
     parsed = None if payload is None else parse_payload(payload, "--payload")
     store = None if no_store or replay else str(store_path or default_store_path())
-    app = create_app(file, payload=parsed, replay=replay, store_path=store)
+    app = create_app(file, payload=parsed, replay=replay, store_path=store, strict=True)
     try:
         app.run()
     finally:

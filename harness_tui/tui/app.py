@@ -123,10 +123,13 @@ def create_app(
     replay: bool = False,
     clock: Clock | None = None,
     store_path: str | None = None,
+    strict: bool = False,
 ) -> HarnessApp:
     """The app as the CLI builds it (tests and screenshots use this very factory).
 
-    Live runs are recorded in the run store at ``store_path`` when one is given.
+    Live runs are recorded in the run store at ``store_path`` when one is given. A file that
+    cannot be opened is shown in the app, or with ``strict`` (the command line, where one
+    clear line and exit 2 beat a full-screen error) raised as an :class:`OpenError`.
     """
     store: RunStore | None = None
     problem: str | None = None
@@ -143,8 +146,12 @@ def create_app(
         return app(None)
     try:
         session = open_session(path, payload, clock=clock, store=store)
+        if replay and not session.replay:
+            raise OpenError(path, [f"{path}: not a run export"])
     except OpenError as exc:
+        if strict:
+            if store is not None:
+                store.close()
+            raise
         return app(None, exc)
-    if replay and not session.replay:
-        return app(None, OpenError(path, [f"{path}: not a run export"]))
     return app(session)

@@ -240,9 +240,11 @@ class Session:
         """Tasks with a final status as of the position on screen, and the plan's size."""
         events = self.run.events
         position = self.position
-        if self.view_seq is None and position == len(events) - 1:
-            return self.run.cursor, len(self.run.plan)
         graph = self.workflow.graph
+        if self.view_seq is None and position == len(events) - 1:
+            # The cursor counts a task from its dispatch; one still mid-way is not done.
+            midway = bool(events) and not ends_task(graph, events[-1])
+            return self.run.cursor - midway, len(self.run.plan)
         done = sum(1 for event in events[: position + 1] if ends_task(graph, event))
         return done, len(self.run.plan)
 
@@ -287,7 +289,11 @@ def open_session(
         OpenError: with the lines to show (never a traceback).
     """
     file = Path(path)
-    if file_kind(file) is FileKind.EXPORT:
+    try:
+        kind = file_kind(file)
+    except RecordError as exc:  # a pipe, a device, a folder: refused before reading
+        raise OpenError(path, [str(exc)]) from None
+    if kind is FileKind.EXPORT:
         try:
             record = RunRecord.read(file)
         except RecordError as exc:

@@ -156,3 +156,31 @@ def test_the_workbench_takes_a_payload_file_like_plan_does(
     assert json.loads(planned.stdout)["plan"] == session.run.plan.to_json()  # type: ignore[attr-defined]
     bad = CliRunner().invoke(cli, [workflow, "--payload", "@missing.json", "--no-store"])
     assert bad.exit_code == 2 and bad.stderr.startswith("error: --payload: cannot read")
+
+
+def test_the_workbench_refuses_bad_input_with_one_line_and_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness_tui.tui.app import HarnessApp
+
+    started: list[object] = []
+    monkeypatch.setattr(HarnessApp, "run", lambda self, **kw: started.append(self))
+    truncated = tmp_path / "truncated.json"
+    truncated.write_text('{"format": "harness-run", "format_version": "1.1", "trace": [')
+    cycle = tmp_path / "cycle.yaml"
+    cycle.write_text(
+        "name: c\ntasks:\n  a: {run: builtin:echo, depends_on: [b]}\n"
+        "  b: {run: builtin:echo, depends_on: [a]}\n"
+    )
+    cases = [
+        ([str(tmp_path / "nope.yaml"), "--no-store"], "nope.yaml"),
+        (["show", str(truncated)], "not JSON"),
+        (["show", str(ROOT / "workflows/user_profile.yaml")], "not a run export"),
+        ([str(cycle), "--no-store"], "cycle: a -> b -> a"),
+    ]
+    for args, expected in cases:
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 2, (args, result.output)
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and expected in lines[0], (args, lines)
+    assert started == []  # the app never started

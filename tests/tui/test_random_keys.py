@@ -1,0 +1,83 @@
+"""The workbench driven by random key sequences at random speeds never shows or keeps a wrong run.
+
+After each sequence (step, continue, pause, stop, back, forward, restart, breakpoint, with
+random delays, on a workflow with slow, retried and failing tasks): nothing is left running,
+and the run's canonical trace is a prefix of the headless run's, or that prefix followed by
+nothing but cancellations (the user stopped it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from textual.screen import ModalScreen
+
+from harness_tui.engine.clock import FakeClock, SystemClock
+from harness_tui.engine.events import Status
+from harness_tui.records.live import LiveRun
+from harness_tui.workflow.loader import load_workflow
+
+from .conftest import ROOT, make_app, settle, workbench
+
+BUSY = ROOT / "tests/tui/data/busy_pipeline.yaml"
+KEYS = ["n", "c", "p", "s", "left_square_bracket", "right_square_bracket", "r", "b", "y"]
+
+
+def reference_trace() -> list[dict[str, Any]]:
+    workflow = load_workflow(BUSY)
+    live = LiveRun.start(workflow, workflow.payload, clock=FakeClock())
+    live.drive()
+    return live.run.canonical_trace()
+
+
+REFERENCE = reference_trace()
+
+
+def check_trace(trace: list[dict[str, Any]]) -> None:
+    cancelled = [i for i, event in enumerate(trace) if event["status"] == Status.CANCELLED]
+    cut = cancelled[0] if cancelled else len(trace)
+    assert trace[:cut] == REFERENCE[:cut]
+    assert all(event["status"] == Status.CANCELLED for event in trace[cut:])
+
+
+async def press_and_check(presses: list[tuple[str, float]]) -> None:
+    app = make_app(BUSY, clock=SystemClock())
+    async with app.run_test(size=(120, 40)) as pilot:
+        for key, delay in presses:
+            await pilot.press(key)
+            await pilot.pause(delay)
+        for _ in range(3):  # "r" during a run asks first: a person answers or dismisses
+            if not isinstance(app.screen, ModalScreen):
+                break
+            await pilot.press("escape")
+            await pilot.pause()
+        screen = workbench(app)
+        for _ in range(200):  # a continue may still be on its way to the end
+            if not screen._run_active:
+                break
+            await pilot.pause(0.02)
+        await settle(pilot)
+        session = screen.session
+        assert session is not None
+        assert not screen._run_active and not session.live.driver.busy
+        events = session.run.events
+        assert not events or events[-1].status is not Status.RUNNING
+        assert session.delivered == len(events)  # the screen shows every recorded event
+        check_trace(session.run.canonical_trace())
+
+
+@settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(st.lists(st.tuples(st.sampled_from(KEYS), st.floats(0, 0.12)), min_size=1, max_size=12))
+def test_random_keys_never_corrupt_the_run(presses: list[tuple[str, float]]) -> None:
+    asyncio.run(press_and_check(presses))
+
+
+def test_a_burst_of_steps_equals_the_headless_run() -> None:
+    asyncio.run(press_and_check([("n", 0.005)] * 12))

@@ -1,0 +1,81 @@
+"""The running state as a person sees it: the attempt in progress is marked at once."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+
+from harness_tui.engine.clock import FakeClock
+
+from .conftest import ROOT, make_app, workbench
+
+
+class GatedClock(FakeClock):
+    """A fake clock whose sleeps wait for a gate: a task is caught mid-attempt, with fixed
+    times on screen."""
+
+    def __init__(self) -> None:
+        super().__init__(start=100.0)
+        self.gate = threading.Event()
+
+    def sleep(self, seconds: float) -> None:
+        self.gate.wait(5)
+        super().sleep(seconds)
+
+
+@pytest.fixture(autouse=True)
+def _repo_cwd(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+
+
+async def running(pilot: Pilot[Any], task: str) -> None:
+    session = workbench(pilot.app).session  # type: ignore[arg-type]
+    assert session is not None
+    for _ in range(300):
+        attempt = session.running_attempt()
+        if attempt is not None and attempt.task == task:
+            await pilot.pause()
+            return
+        await pilot.pause(0.01)
+    raise AssertionError(f"{task} was never shown running")
+
+
+def test_the_running_attempt_is_shown_while_it_runs(snap_compare: Any) -> None:
+    clock = GatedClock()
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await pilot.press("c")
+        await running(pilot, "crunch")
+
+    app = make_app(Path("tests/tui/data/one_long_task.yaml"), clock=clock)
+    try:
+        assert snap_compare(app, terminal_size=(120, 40), run_before=run_before)
+    finally:
+        clock.gate.set()
+
+
+async def test_pause_answers_at_once_while_a_task_runs() -> None:
+    clock = GatedClock()
+    app = make_app(Path("tests/tui/data/one_long_task.yaml"), clock=clock)
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.press("c")
+            await running(pilot, "crunch")
+            await pilot.press("p")
+            await pilot.pause()
+            messages = [n.message for n in app._notifications]
+            assert "pausing after crunch" in messages
+            clock.gate.set()
+            screen = workbench(app)
+            for _ in range(300):
+                if not screen._run_active:
+                    break
+                await pilot.pause(0.01)
+            session = screen.session
+            assert session is not None and session.run.cursor == 2  # paused after crunch
+    finally:
+        clock.gate.set()
