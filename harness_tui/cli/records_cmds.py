@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from typing import IO, TYPE_CHECKING, Any
@@ -149,7 +150,10 @@ def run(
         sys.exit(130)
     finally:
         if jsonl:
-            jsonl.close()
+            with contextlib.suppress(OSError):  # a failed write was reported below already
+                jsonl.close()
+    for error in live.run.listener_errors:
+        click.echo(f"warning: --jsonl {jsonl_path} stopped: {error}", err=True)
     _finish(live, quiet, export_to, fmt, redact)
 
 

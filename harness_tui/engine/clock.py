@@ -24,8 +24,8 @@ class Clock(Protocol):
         """Epoch seconds (UTC), for timestamps shown to people."""
         ...
 
-    def sleep(self, seconds: float) -> None:
-        """Wait ``seconds`` on this clock."""
+    def sleep(self, seconds: float, cancel: threading.Event | None = None) -> None:
+        """Wait ``seconds`` on this clock, or less once ``cancel`` is set."""
         ...
 
     def wait(self, done: threading.Event, timeout: float | None) -> bool:
@@ -44,10 +44,14 @@ class SystemClock:
         """The system's epoch time."""
         return time.time()
 
-    def sleep(self, seconds: float) -> None:
-        """Sleep for real."""
-        if seconds > 0:
+    def sleep(self, seconds: float, cancel: threading.Event | None = None) -> None:
+        """Sleep for real; a stop (``cancel``) wakes it at once."""
+        if seconds <= 0:
+            return
+        if cancel is None:
             time.sleep(seconds)
+        else:
+            cancel.wait(seconds)
 
     def wait(self, done: threading.Event, timeout: float | None) -> bool:
         """Wait for real, at most ``timeout`` seconds."""
@@ -89,7 +93,7 @@ class FakeClock:
         """Move time forward."""
         self._now += seconds
 
-    def sleep(self, seconds: float) -> None:
+    def sleep(self, seconds: float, cancel: threading.Event | None = None) -> None:
         """Record the sleep and advance instantly."""
         self.sleeps.append(seconds)
         self.advance(max(seconds, 0.0))

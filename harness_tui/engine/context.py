@@ -33,12 +33,14 @@ class RunContext:
         payload_text: the payload's canonical JSON.
         payload_digest: sha256 of :attr:`payload_text`.
         cancelled: set when the user stops the run (any thread may set it).
-        listeners: called with every event as it is recorded.
+        listeners: called with every event as it is recorded; one that raises is removed
+            and its exception kept in :attr:`listener_errors` (the run goes on, whole).
+        listener_errors: exceptions raised by listeners, in order.
     """
 
     __slots__ = (
         "_now", "_params_texts", "_wall", "cancelled", "clock", "executor", "graph",
-        "listeners", "payload_digest", "payload_text", "plan", "state",
+        "listener_errors", "listeners", "payload_digest", "payload_text", "plan", "state",
     )  # fmt: skip
 
     def __init__(
@@ -59,6 +61,7 @@ class RunContext:
         self.payload_text = plan.payload_text
         self.payload_digest = digest_text(check_json(loads(plan.payload_text)))
         self.cancelled = threading.Event()
+        self.listener_errors: list[Exception] = []
         # Canonical params per task, shared by the runs of one orchestrator (the graph is
         # immutable, so each task's params are encoded once).
         self._params_texts = params_texts
@@ -105,6 +108,14 @@ class RunContext:
             ),
         )
         self.state.append_next(event)
+        broken = None
         for listener in self.listeners:
-            listener(event)
+            try:
+                listener(event)
+            except Exception as exc:  # a broken listener must not leave a task half-recorded
+                self.listener_errors.append(exc)
+                broken = [*(broken or ()), listener]
+        if broken:
+            for listener in broken:
+                self.listeners.remove(listener)
         return event

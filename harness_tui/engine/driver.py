@@ -186,11 +186,12 @@ class Driver:
         last = self._now()
         try:
             stop = self._loop(single, batch, last)
+            # Delivered before the drive ends, so no later drive's batch can overtake it.
+            if batch and self.on_events is not None:
+                self.on_events(batch)
         finally:
             run.remove_listener(self._watch_attempt)
             self._busy.release()
-        if batch and self.on_events is not None:
-            self.on_events(batch)
         return stop
 
     def _loop(self, single: bool, batch: list[TraceEvent], last: float) -> Stop:

@@ -36,3 +36,10 @@ class TaskFailedError(HarnessError, RuntimeError):
             f"task {task!r} failed after {attempts} attempt(s): "
             f"{error.get('type', 'Error')}: {error.get('message', '')}"
         )
+
+    @classmethod
+    def stopped(cls, status: str, result: dict[str, object]) -> TaskFailedError:
+        """The run did not fail but did not succeed either (``cancelled``, ``running``)."""
+        error = cls("", 0, {"type": "Stopped", "message": status}, result)
+        error.args = (f"the run did not finish: it is {status}",)
+        return error

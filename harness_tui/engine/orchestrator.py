@@ -26,7 +26,7 @@ from .events import (
     ends_task,
 )
 from .executors import Executor, SerialExecutor
-from .graph import TaskGraph
+from .graph import TaskGraph, Trigger
 from .resume import ResumeError, restore
 from .scheduler import DeterministicScheduler, Plan, PlanStep
 from .state import RunState, Snapshot
@@ -91,6 +91,9 @@ class TaskOrchestrator:
         clock: where time comes from (default: :class:`SystemClock`).
         on_failure: ``stop`` or ``continue`` (see :class:`OnFailure`).
         listeners: called with every event as it happens.
+        cleanups_on_stop: after a stop (a final failure in ``stop`` mode, or the user's),
+            ``trigger: all_done`` tasks still run (DESIGN.md "Stop and cleanup"); False is the
+            rule of exports written before format 1.1, where everything was cancelled.
     """
 
     def __init__(
@@ -102,6 +105,7 @@ class TaskOrchestrator:
         clock: Clock | None = None,
         on_failure: OnFailure | str = OnFailure.STOP,
         listeners: Iterable[Listener] = (),
+        cleanups_on_stop: bool = True,
     ) -> None:
         self.graph = graph
         self.scheduler = scheduler if scheduler is not None else DeterministicScheduler(graph)
@@ -109,6 +113,7 @@ class TaskOrchestrator:
         self.clock: Clock = clock if clock is not None else SystemClock()
         self.on_failure = OnFailure(on_failure)
         self.listeners: list[Listener] = list(listeners)
+        self.cleanups_on_stop = cleanups_on_stop
         # Canonical params per task: the graph is immutable, so once per orchestrator.
         self.params_texts: dict[str, str] = {}
 
@@ -162,7 +167,9 @@ class Run:
         self.status = RunStatus.PENDING
         self._retire_listeners: list[RetireListener] = []
         self._cursor = 0
-        self._stopping = False
+        self._stopping = False  # stopped: what has not started is cancelled, cleanups run
+        self._stops = 0  # a final failure in stop mode and each user stop count one
+        self._user_stopped = False
         self._steps = plan.steps
         self._total = len(plan.steps)
 
@@ -244,8 +251,14 @@ class Run:
         self.context.listeners.append(listener)
 
     def remove_listener(self, listener: Listener) -> None:
-        """Stop calling ``listener``."""
-        self.context.listeners.remove(listener)
+        """Stop calling ``listener`` (no error if it is gone already)."""
+        if listener in self.context.listeners:
+            self.context.listeners.remove(listener)
+
+    @property
+    def listener_errors(self) -> list[Exception]:
+        """Exceptions raised by listeners; each such listener was removed, the run went on."""
+        return self.context.listener_errors
 
     def on_retire(self, listener: RetireListener) -> None:
         """Call ``listener`` with every step that retires from now on."""
@@ -257,8 +270,10 @@ class Run:
         return self.context.cancelled.is_set()
 
     def cancel(self) -> None:
-        """Stop the run: the attempt in progress (if any) and every remaining task are
-        recorded ``cancelled``. Safe to call from another thread."""
+        """Stop the run: the attempt in progress (if any) and every task not yet started are
+        recorded ``cancelled``, except ``all_done`` cleanups, which still run; a second stop
+        cancels those too. Safe to call from another thread."""
+        self._stops += 1
         self.context.cancelled.set()
         self.context.executor.cancel()
 
@@ -269,18 +284,22 @@ class Run:
         events = self.context.state.events
         first = len(events)
         self.status = RunStatus.RUNNING
-        if self.context.cancelled.is_set() or self._stopping:
-            self._cancel_remaining()
-        else:
+        if self.context.cancelled.is_set() and not self._stopping:
+            self._user_stopped = self._stopping = True  # stopped between two steps
+        if self._stopping:
+            self._wind_down(run_cleanup=True)
+        elif self._cursor < self._total:
             step = self._steps[self._cursor]
             self._cursor += 1
             final = self._runner.execute(step)
             self._retire(step, first)
             if final is Status.CANCELLED:
-                self._cancel_remaining()
+                self._user_stopped = self._stopping = True
             elif final in FAILURE_STATUSES and self.orchestrator.on_failure is OnFailure.STOP:
                 self._stopping = True
-                self._cancel_remaining()
+                self._stops += 1
+            if self._stopping:
+                self._wind_down(run_cleanup=False)
         if self._cursor >= self._total and self.status not in _DONE:
             self._finish()
         return events[first:]
@@ -324,16 +343,13 @@ class Run:
             TaskFailedError: the run did not succeed; names the first task that failed.
         """
         result = {"payload": self.payload, "results": self.results, "trace": self.canonical_trace()}
-        if self.status is not RunStatus.SUCCEEDED:
-            failed = next(
-                (e for e in self.final_events() if e.status in RUN_FAILING_STATUSES),
-                None,
-            )
-            if failed is None:  # stopped before any task finished
-                raise TaskFailedError("<run>", 0, {"type": "Cancelled", "message": ""}, result)
-            error = failed.error or {"type": str(failed.status), "message": ""}
-            raise TaskFailedError(failed.task, failed.attempt, dict(error), result)
-        return result
+        if self.status is RunStatus.SUCCEEDED:
+            return result
+        if self.status is not RunStatus.FAILED:  # stopped by the user, or never finished
+            raise TaskFailedError.stopped(self.status.value, result)
+        failed = next(e for e in self.final_events() if e.status in RUN_FAILING_STATUSES)
+        error = failed.error or {"type": str(failed.status), "message": ""}
+        raise TaskFailedError(failed.task, failed.attempt, dict(error), result)
 
     # -- internals --------------------------------------------------------------------------
 
@@ -353,18 +369,32 @@ class Run:
         for listener in self._retire_listeners:
             listener(retired)
 
-    def _cancel_remaining(self) -> None:
-        emit = self.context.emit
+    def _wind_down(self, run_cleanup: bool) -> None:
+        """After a stop: cancel every task not yet started up to the next ``all_done``
+        cleanup, and run that cleanup (when ``run_cleanup``; else at the next step). Its
+        dependencies are final by then: they come before it in the plan."""
+        context = self.context
+        nodes = self.graph.nodes
+        cleanups = self.orchestrator.cleanups_on_stop and self._stops < 2
         while self._cursor < self._total:
             step = self._steps[self._cursor]
+            first = len(context.state.events)
+            if cleanups and nodes[step.task].trigger is Trigger.ALL_DONE:
+                if not run_cleanup:
+                    return
+                self._cursor += 1
+                context.cancelled.clear()  # the stop was for the work, not the cleanup
+                if self._runner.execute(step) is Status.CANCELLED:
+                    self._stops = max(self._stops, 2)  # stopped again: no more cleanups
+                self._retire(step, first)
+                return
             self._cursor += 1
-            first = len(self.context.state.events)
-            emit(step, Status.CANCELLED, 0)
+            context.emit(step, Status.CANCELLED, 0)
             self._retire(step, first)
         self._finish()
 
     def _finish(self) -> None:
-        if self.context.cancelled.is_set():
+        if self._user_stopped:
             self.status = RunStatus.CANCELLED
             return
         state = self.context.state
@@ -377,8 +407,10 @@ class Run:
         self._cursor = restored.cursor
         if restored.failed and self.orchestrator.on_failure is OnFailure.STOP:
             self._stopping = True
-        if restored.cancelled:
-            self.context.cancelled.set()
+            self._stops = 1
+        if restored.cancelled:  # the user had stopped it: it stays stopped
+            self._user_stopped = self._stopping = True
+            self._stops = max(self._stops, 1)
         if restored.cursor:
             self.status = RunStatus.RUNNING
         if restored.cursor >= self._total:

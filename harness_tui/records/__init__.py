@@ -1,6 +1,7 @@
 """Runs at rest: export and import, the run store, live runs, replay and divergence.
 
-Names are imported on first use (the store brings SQLite, exports bring pydantic).
+Names are imported on first use (the store brings SQLite, exports bring pydantic). The
+``replay`` function is ``harness_tui.replay``: here the name is its submodule's.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ if TYPE_CHECKING:
     from .errors import RecordError, StoreError
     from .export import RunRecord, atomic_write
     from .live import LiveRun, RunSummary
-    from .replay import ReplayReport, replay, replay_run
+    from .replay import ReplayReport, replay_run
     from .store import RunStore, StoredRun, default_store_path
 
 _LAZY = {
@@ -28,7 +29,6 @@ _LAZY = {
     "LiveRun": ".live",
     "RunSummary": ".live",
     "ReplayReport": ".replay",
-    "replay": ".replay",
     "replay_run": ".replay",
     "RunStore": ".store",
     "StoredRun": ".store",
@@ -48,7 +48,6 @@ __all__ = [
     "TraceDiff",
     "atomic_write",
     "default_store_path",
-    "replay",
     "replay_run",
     "trace_diff",
 ]

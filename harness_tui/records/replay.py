@@ -73,7 +73,7 @@ class RecordedClock:
         event = self._recorded()
         return event.wall if event is not None and event.wall is not None else 0.0
 
-    def sleep(self, seconds: float) -> None:
+    def sleep(self, seconds: float, cancel: threading.Event | None = None) -> None:
         """A replay waits for nothing."""
 
     def wait(self, done: threading.Event, timeout: float | None) -> bool:
@@ -102,6 +102,8 @@ def replay_run(record: RunRecord) -> Run:
         executor=RecordedExecutor(record.events, record.outputs),
         clock=clock,
         on_failure=workflow.on_failure,
+        # Before format 1.1 a stop cancelled the all_done cleanups too (DESIGN.md).
+        cleanups_on_stop=record.document["format_version"] != "1.0",
     )
     runs.append(orchestrator.start(record.payload))
     return runs[0]

@@ -49,8 +49,8 @@ def sleep(inputs: Inputs) -> Any:
         import time
 
         time.sleep(seconds)
-    else:
-        clock.sleep(seconds)
+    else:  # a stop wakes it, so an abandoned attempt's thread ends promptly
+        clock.sleep(seconds, getattr(inputs, "cancelled", None))
     return {"slept": seconds}
 
 

@@ -22,9 +22,9 @@ class GatedClock(FakeClock):
         super().__init__(start=100.0)
         self.gate = threading.Event()
 
-    def sleep(self, seconds: float) -> None:
+    def sleep(self, seconds: float, cancel: threading.Event | None = None) -> None:
         self.gate.wait(5)
-        super().sleep(seconds)
+        super().sleep(seconds, cancel)
 
 
 @pytest.fixture(autouse=True)
