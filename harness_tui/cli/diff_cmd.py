@@ -45,9 +45,17 @@ def diff(
 
     Given two run exports, print where their traces diverge instead.
     """
-    if _is_export(old) and _is_export(new):
+    old_export, new_export = _is_export(old), _is_export(new)
+    if old_export and new_export:
         _trace_diff(old, new, as_json, exit_code)
         return
+    if old_export or new_export:
+        export, other = (old, new) if old_export else (new, old)
+        die(
+            f"{export} is a run export and {other} is not: diff two workflows (plans) or two "
+            "exports (traces); for an export against a workflow use "
+            f"'harness-tui verify {other} --against {export}'"
+        )
     if payload and (old_payload or new_payload):
         die("use --payload, or --old-payload/--new-payload, not both")
     old_wf, new_wf = _load(old), _load(new)

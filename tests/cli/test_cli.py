@@ -184,3 +184,16 @@ def test_the_workbench_refuses_bad_input_with_one_line_and_exit_2(
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and expected in lines[0], (args, lines)
     assert started == []  # the app never started
+
+
+def test_diff_of_an_export_and_a_workflow_is_one_clear_line(tmp_path: Path) -> None:
+    export = tmp_path / "run.json"
+    workflow = str(ROOT / "workflows/user_profile.yaml")
+    runner = CliRunner()
+    made = runner.invoke(cli, ["run", workflow, "--no-store", "-q", "--export", str(export)])
+    assert made.exit_code == 0, made.output
+    for args in ([str(export), workflow], [workflow, str(export)]):
+        result = runner.invoke(cli, ["diff", *args])
+        assert result.exit_code == 2
+        (line,) = result.stderr.strip().splitlines()
+        assert "is a run export and" in line and "verify" in line
