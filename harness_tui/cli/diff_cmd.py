@@ -63,7 +63,14 @@ def diff(
     new_value = parse_payload(new_payload or payload, new_wf.payload, "--new-payload")
     from ..engine.diff import plan_diff
 
-    result = plan_diff(old_wf.graph, old_value, new_wf.graph, new_value)
+    result = plan_diff(
+        old_wf.graph,
+        old_value,
+        new_wf.graph,
+        new_value,
+        old_settings=old_wf.settings(),
+        new_settings=new_wf.settings(),
+    )
     if tui:
         from ..tui.diff_app import run_diff_app
 
@@ -73,7 +80,7 @@ def diff(
         click.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False, sort_keys=True))
     else:
         _print_side_by_side(result, old, new)
-    sys.exit(EXIT_FAILED if exit_code and not result.identical else EXIT_OK)
+    sys.exit(EXIT_FAILED if exit_code and result.changes_run else EXIT_OK)
 
 
 def _print_side_by_side(result: PlanDiff, old: str, new: str) -> None:
@@ -109,6 +116,18 @@ def _print_side_by_side(result: PlanDiff, old: str, new: str) -> None:
                 f" level {change.old_level} -> {change.new_level}" if change.level_changed else ""
             )
             console.print(f"~ {change.task}{extra}:{level} {details}".rstrip(), highlight=False)
+    for name, value in result.settings.items():
+        line = f"~ workflow {name}: {json.dumps(value['old'])} -> {json.dumps(value['new'])}"
+        console.print(line, highlight=False)
+    for value in result.payload:
+        where = f"payload {value['path']}"
+        if "added" in value:
+            line = f"+ {where}: {json.dumps(value['added'])}"
+        elif "removed" in value:
+            line = f"- {where}: {json.dumps(value['removed'])}"
+        else:
+            line = f"~ {where}: {json.dumps(value['old'])} -> {json.dumps(value['new'])}"
+        console.print(line, highlight=False)
     console.print(result.summary_line(), highlight=False)
 
 

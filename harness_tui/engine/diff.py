@@ -19,7 +19,17 @@ from .graph import TaskGraph
 from .scheduler import DeterministicScheduler, Plan, PlanStep
 from .spec import SPEC_FIELDS, task_spec
 
-__all__ = ["FIELDS", "MARKERS", "DiffKind", "PlanDiff", "PlanRow", "TaskChange", "plan_diff"]
+__all__ = [
+    "FIELDS",
+    "MARKERS",
+    "RUN_SETTINGS",
+    "DiffKind",
+    "PlanDiff",
+    "PlanRow",
+    "TaskChange",
+    "json_changes",
+    "plan_diff",
+]
 
 FIELDS = SPEC_FIELDS
 """The fields compared per task (see :mod:`.spec`)."""
@@ -122,14 +132,29 @@ class PlanRow:
         }
 
 
+RUN_SETTINGS = ("on_failure",)
+"""Workflow-level settings that change what a run does (``name`` and ``description`` do not)."""
+
+
 @dataclass(frozen=True, slots=True)
 class PlanDiff:
-    """The structural difference between two plans."""
+    """The structural difference between two plans.
+
+    Attributes:
+        tasks: how each task differs, by name.
+        rows: the two plans aligned side by side.
+        old_digest / new_digest: the plans' digests.
+        payload: each value of the payload that differs, ``{"path", "old", "new"}`` (a value
+            absent on one side is reported under ``"added"``/``"removed"``).
+        settings: workflow-level settings that differ, ``{name: {"old", "new"}}``.
+    """
 
     tasks: dict[str, TaskChange]
     rows: list[PlanRow]
     old_digest: str
     new_digest: str
+    payload: list[dict[str, Any]] = field(default_factory=list)
+    settings: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def counts(self) -> dict[DiffKind, int]:
@@ -141,9 +166,23 @@ class PlanDiff:
 
     @property
     def identical(self) -> bool:
-        """Same plan and no task changed."""
-        return self.old_digest == self.new_digest and all(
-            c.kind is DiffKind.UNCHANGED for c in self.tasks.values()
+        """Same plan, same payload and settings, and no task changed."""
+        return (
+            self.old_digest == self.new_digest
+            and not self.payload
+            and not self.settings
+            and all(c.kind is DiffKind.UNCHANGED for c in self.tasks.values())
+        )
+
+    @property
+    def changes_run(self) -> bool:
+        """Anything that can change what a run does (``--exit-code`` fails on it): the plan,
+        a task, the payload, or a run setting such as ``on_failure``."""
+        return (
+            self.old_digest != self.new_digest
+            or bool(self.payload)
+            or any(name in RUN_SETTINGS for name in self.settings)
+            or any(c.kind is not DiffKind.UNCHANGED for c in self.tasks.values())
         )
 
     def changes(self) -> list[TaskChange]:
@@ -158,7 +197,13 @@ class PlanDiff:
         parts = [f"{counts[kind]} {kind}" for kind in CHANGE_KINDS]
         ids = sum(1 for c in self.tasks.values() if c.id_changed)
         if ids:
-            parts.append(f"{ids} task ids changed")
+            cause = " (the payload changed)" if self.payload else ""
+            parts.append(f"{ids} task ids changed{cause}")
+        parts.extend(f"{name}: {value['old']} -> {value['new']}" for name, value in
+                     self.settings.items())  # fmt: skip
+        if self.payload:
+            count = len(self.payload)
+            parts.append(f"payload: {count} value{'s' if count != 1 else ''} changed")
         return ", ".join(parts)
 
     def to_json(self) -> dict[str, Any]:
@@ -167,7 +212,10 @@ class PlanDiff:
             "identical": self.identical,
             "old_plan_digest": self.old_digest,
             "new_plan_digest": self.new_digest,
+            "changes_run": self.changes_run,
             "summary": self.counts,
+            "payload_changes": self.payload,
+            "settings_changes": self.settings,
             "tasks": [self.tasks[name].to_json() for name in sorted(self.tasks)],
             "rows": [row.to_json() for row in self.rows],
         }
@@ -178,12 +226,48 @@ class PlanDiff:
 
 
 def plan_diff(
-    old_graph: TaskGraph, old_payload: Any, new_graph: TaskGraph, new_payload: Any
+    old_graph: TaskGraph,
+    old_payload: Any,
+    new_graph: TaskGraph,
+    new_payload: Any,
+    *,
+    old_settings: Mapping[str, Any] | None = None,
+    new_settings: Mapping[str, Any] | None = None,
 ) -> PlanDiff:
-    """Compare the plans of two (graph, payload) pairs."""
+    """Compare the plans of two (graph, payload) pairs, their payloads value by value and,
+    when given, their workflow-level settings (``on_failure``, ``name``, ``description``)."""
     old_plan = DeterministicScheduler(old_graph).plan(old_payload)
     new_plan = DeterministicScheduler(new_graph).plan(new_payload)
-    return _diff(old_graph, old_plan, new_graph, new_plan)
+    result = _diff(old_graph, old_plan, new_graph, new_plan)
+    settings = {
+        name: {"old": (old_settings or {}).get(name), "new": (new_settings or {}).get(name)}
+        for name in sorted({*(old_settings or {}), *(new_settings or {})})
+        if (old_settings or {}).get(name) != (new_settings or {}).get(name)
+    }
+    return replace(result, payload=json_changes(old_payload, new_payload), settings=settings)
+
+
+def json_changes(old: Any, new: Any, path: str = "$") -> list[dict[str, Any]]:
+    """Every value that differs between two JSON values, as ``{"path", "old", "new"}`` (or
+    ``"added"``/``"removed"``), objects compared key by key, lists of equal length item by
+    item. Values compare by canonical text, so ``1`` and ``true`` differ."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        changes = []
+        for key in sorted({*old, *new}):
+            where = f"{path}.{key}" if key.isidentifier() else f"{path}[{key!r}]"
+            if key not in old:
+                changes.append({"path": where, "added": new[key]})
+            elif key not in new:
+                changes.append({"path": where, "removed": old[key]})
+            else:
+                changes.extend(json_changes(old[key], new[key], where))
+        return changes
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        return [c for i, (a, b) in enumerate(zip(old, new, strict=True))
+                for c in json_changes(a, b, f"{path}[{i}]")]  # fmt: skip
+    if check_json(old) == check_json(new):
+        return []
+    return [{"path": path, "old": old, "new": new}]
 
 
 def _diff(old_graph: TaskGraph, old_plan: Plan, new_graph: TaskGraph, new_plan: Plan) -> PlanDiff:

@@ -60,6 +60,14 @@ class Workflow:
     on_failure: OnFailure
     specs: Mapping[str, Mapping[str, Any]]
 
+    def settings(self) -> dict[str, Any]:
+        """The workflow-level settings a plan diff compares."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "on_failure": self.on_failure.value,
+        }
+
 
 def load_workflow(path: str | Path) -> Workflow:
     """Read and load a workflow file.

@@ -110,7 +110,11 @@ def test_release_versions() -> None:
         "deploy_prod": "changed",
     }  # fmt: skip
     assert set(result.tasks["package"].fields) == {"depends_on", "with"}
-    assert result.summary_line() == "2 added, 2 removed, 1 moved, 4 changed, 8 task ids changed"
+    assert result.summary_line() == (
+        "2 added, 2 removed, 1 moved, 4 changed, 8 task ids changed (the payload changed), "
+        "payload: 1 value changed"
+    )
+    assert result.payload == [{"path": "$.version", "old": "1.4.0", "new": "1.5.0"}]
     rows = [
         (r.kind, r.old.task if r.old else None, r.new.task if r.new else None) for r in result.rows
     ]
@@ -132,8 +136,9 @@ def test_cli_diff_exit_code_and_summary() -> None:
     differ = runner.invoke(cli, ["diff", v1, v2, "--exit-code"])
     assert differ.exit_code == 1
     assert differ.stdout.strip().endswith(
-        "2 added, 2 removed, 1 moved, 4 changed, 8 task ids changed"
+        "8 task ids changed (the payload changed), payload: 1 value changed"
     )
+    assert '~ payload $.version: "1.4.0" -> "1.5.0"' in differ.stdout
     payload_only = runner.invoke(
         cli, ["diff", v1, v1, "--old-payload", '{"v": 1}', "--new-payload", '{"v": 2}', "--json"]
     )
@@ -213,3 +218,45 @@ def test_kinds_are_one_enum_and_json_holds_their_values() -> None:
     data = json.loads(result.to_text())
     assert data["summary"] == {"added": 1, "removed": 0, "moved": 0, "changed": 0, "unchanged": 4}
     assert {row["kind"] for row in data["rows"]} == {"added", "unchanged"}
+
+
+SETTINGS_BASE = (
+    "name: flow\ndescription: first\non_failure: stop\npayload: {a: 1, b: [1, 2]}\n"
+    "tasks:\n  t: {run: builtin:echo}\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("change", "expected_line", "changes_run"),
+    [
+        (("on_failure: stop", "on_failure: continue"),
+         '~ workflow on_failure: "stop" -> "continue"', True),
+        (("description: first", "description: second"),
+         '~ workflow description: "first" -> "second"', False),
+        (("payload: {a: 1, b: [1, 2]}", "payload: {a: 1, b: [1, 3]}"),
+         "~ payload $.b[1]: 2 -> 3", True),
+        (("payload: {a: 1, b: [1, 2]}", "payload: {b: [1, 2], c: true}"),
+         "+ payload $.c: true", True),
+    ],
+)  # fmt: skip
+def test_workflow_level_and_payload_changes_are_shown_and_gate_ci(
+    tmp_path: Path, change: tuple[str, str], expected_line: str, changes_run: bool
+) -> None:
+    old = tmp_path / "old.yaml"
+    new = tmp_path / "new.yaml"
+    old.write_text(SETTINGS_BASE)
+    new.write_text(SETTINGS_BASE.replace(*change))
+    result = CliRunner().invoke(cli, ["diff", str(old), str(new), "--exit-code"])
+    assert expected_line in result.stdout
+    assert result.exit_code == (1 if changes_run else 0)
+    document = json.loads(CliRunner().invoke(cli, ["diff", str(old), str(new), "--json"]).stdout)
+    assert document["changes_run"] is changes_run and document["identical"] is False
+
+
+def test_json_changes_compare_by_canonical_text() -> None:
+    from harness_tui.engine.diff import json_changes
+
+    assert json_changes({"x": 1}, {"x": True}) == [{"path": "$.x", "old": 1, "new": True}]
+    assert json_changes([1, 2], [1, 2, 3]) == [{"path": "$", "old": [1, 2], "new": [1, 2, 3]}]
+    assert json_changes({"a b": 1}, {}) == [{"path": "$['a b']", "removed": 1}]
+    assert json_changes({"x": [1]}, {"x": [1]}) == []

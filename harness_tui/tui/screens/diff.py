@@ -35,7 +35,14 @@ class DiffScreen(Screen[None]):
         super().__init__()
         self.old, self.new = old, new
         self.old_payload, self.new_payload = old_payload, new_payload
-        self.diff: PlanDiff = plan_diff(old.graph, old_payload, new.graph, new_payload)
+        self.diff: PlanDiff = plan_diff(
+            old.graph,
+            old_payload,
+            new.graph,
+            new_payload,
+            old_settings=old.settings(),
+            new_settings=new.settings(),
+        )
 
     def compose(self) -> ComposeResult:
         yield Static(self._title(), id="diff-title")

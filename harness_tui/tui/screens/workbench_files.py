@@ -143,7 +143,12 @@ class FileActions(Screen[None]):
         from ...engine.diff import plan_diff
 
         change = plan_diff(
-            session.workflow.graph, session.payload, fresh.workflow.graph, fresh.payload
+            session.workflow.graph,
+            session.payload,
+            fresh.workflow.graph,
+            fresh.payload,
+            old_settings=session.workflow.settings(),
+            new_settings=fresh.workflow.settings(),
         )
         fresh.breakpoints = {t for t in session.breakpoints if t in fresh.workflow.graph}
         fresh.break_on_failure = session.break_on_failure
