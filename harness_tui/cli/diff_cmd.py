@@ -132,20 +132,20 @@ def _print_side_by_side(result: PlanDiff, old: str, new: str) -> None:
 
 
 def _trace_diff(old: str, new: str, as_json: bool, exit_code: bool) -> None:
-    from ..records.divergence import trace_diff
+    from ..records.divergence import task_diff
     from ..records.export import RunRecord
 
     a, b = RunRecord.read(old), RunRecord.read(new)
-    result = trace_diff(a.events, b.events, a.outputs, b.outputs)
+    # Aligned by task, not position: once one plan shifts, a positional diff calls every
+    # later event different.
+    found = task_diff(a.events, b.events, a.outputs, b.outputs)
     if as_json:
-        click.echo(json.dumps([d.to_json() for d in result.differences], indent=2))
-    elif result.identical:
-        click.echo(f"traces identical ({len(a.events)} events)")
+        click.echo(json.dumps([d.to_json() for d in found], indent=2))
+    elif not found:
+        click.echo(f"traces agree task by task ({len(a.events)} and {len(b.events)} events)")
     else:
-        first = result.first
-        assert first is not None
-        click.echo(f"first divergence: {first.describe()}")
-        for difference in result.differences[1:]:
+        click.echo(f"first divergence: {found[0].describe()}")
+        for difference in found[1:]:
             click.echo(f"  {difference.describe()}")
-        click.echo(f"{len(result.differences)} differing events")
-    sys.exit(EXIT_FAILED if exit_code and not result.identical else EXIT_OK)
+        click.echo(f"{len(found)} tasks differ")
+    sys.exit(EXIT_FAILED if exit_code and found else EXIT_OK)

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..engine.events import TraceEvent
 
-__all__ = ["Divergence", "TraceDiff", "trace_diff"]
+__all__ = ["Divergence", "TaskDivergence", "TraceDiff", "task_diff", "trace_diff"]
 
 _SMALL = 200
 _FIELDS = ("task", "task_id", "status", "attempt", "error", "input_digest", "output_digest")
@@ -145,3 +145,110 @@ def trace_diff(
             )
             break
     return TraceDiff(differences)
+
+
+@dataclass(frozen=True, slots=True)
+class TaskDivergence:
+    """How one task's part of two traces differs (traces aligned by task, not position).
+
+    Attributes:
+        task: the task.
+        kind: ``added`` (only in the second run), ``removed`` (only in the first),
+            ``inputs`` (its input digest differs: the cause is upstream), ``status`` (same
+            inputs, another final status), ``output`` (same inputs, another output: this task
+            is non-deterministic) or ``attempts`` (same outcome after another number of tries).
+        expected / actual: the differing values (statuses, digests or attempt counts).
+        expected_value / actual_value: the outputs, when they differ and are small.
+    """
+
+    task: str
+    kind: str
+    expected: Any = None
+    actual: Any = None
+    expected_value: Any = None
+    actual_value: Any = None
+
+    CAUSES = {
+        "added": "only in the second run",
+        "removed": "only in the first run",
+        "inputs": "its inputs differ: the cause is upstream (payload, params or an ancestor)",
+        "status": "same inputs, another outcome: the task behaved differently",
+        "output": "same inputs, different output: this task is non-deterministic",
+        "attempts": "same outcome after a different number of attempts",
+    }
+
+    def describe(self) -> str:
+        """One line for people."""
+        line = f"{self.task}: {self.CAUSES[self.kind]}"
+        if self.kind != "output":  # digests say nothing to a person; the outputs follow
+            line += f" ({_short(self.expected)} -> {_short(self.actual)})"
+        if self.expected_value is not None or self.actual_value is not None:
+            line += f" (output {_short(self.expected_value)} -> {_short(self.actual_value)})"
+        return line
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "task": self.task,
+            "kind": self.kind,
+            "expected": self.expected,
+            "actual": self.actual,
+            "expected_value": self.expected_value,
+            "actual_value": self.actual_value,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class _TaskPart:
+    status: str
+    attempts: int
+    input_digest: str | None
+    output_digest: str | None
+
+
+def _parts(events: Sequence[TraceEvent]) -> dict[str, _TaskPart]:
+    """Each task's last status, attempts, input and output digests, in trace order."""
+    parts: dict[str, _TaskPart] = {}
+    for event in events:
+        before = parts.get(event.task)
+        parts[event.task] = _TaskPart(
+            event.status.value,
+            max(event.attempt, before.attempts if before else 0),
+            event.input_digest or (before.input_digest if before else None),
+            event.output_digest or (before.output_digest if before else None),
+        )
+    return parts
+
+
+def task_diff(
+    expected: Sequence[TraceEvent],
+    actual: Sequence[TraceEvent],
+    expected_outputs: Mapping[str, str] | None = None,
+    actual_outputs: Mapping[str, str] | None = None,
+) -> list[TaskDivergence]:
+    """Compare two traces task by task, whatever their order: what each task did differently,
+    the first run's tasks in its trace order, then the tasks only the second run has."""
+    old, new = _parts(expected), _parts(actual)
+    found: list[TaskDivergence] = []
+    for task in [*old, *(t for t in new if t not in old)]:
+        a, b = old.get(task), new.get(task)
+        if a is None or b is None:
+            kind = "added" if a is None else "removed"
+            found.append(TaskDivergence(task, kind, a and a.status, b and b.status))
+        elif a.input_digest != b.input_digest:
+            found.append(TaskDivergence(task, "inputs", a.status, b.status))
+        elif a.status != b.status:
+            found.append(TaskDivergence(task, "status", a.status, b.status))
+        elif a.output_digest != b.output_digest:
+            found.append(
+                TaskDivergence(
+                    task,
+                    "output",
+                    a.output_digest,
+                    b.output_digest,
+                    _small(expected_outputs, task),
+                    _small(actual_outputs, task),
+                )
+            )
+        elif a.attempts != b.attempts:
+            found.append(TaskDivergence(task, "attempts", a.attempts, b.attempts))
+    return found

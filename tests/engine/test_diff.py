@@ -204,10 +204,12 @@ def test_diff_of_two_exports_prints_the_trace_divergence(tmp_path: Path) -> None
     )
     assert result.exit_code == 0
     same = runner.invoke(cli, ["diff", str(one), str(one)])
-    assert same.stdout.startswith("traces identical")
+    assert same.stdout.startswith("traces agree task by task")
     differ = runner.invoke(cli, ["diff", str(one), str(two), "--exit-code"])
     assert differ.exit_code == 1
-    assert differ.stdout.startswith("first divergence: event 0: task extract_user_info")
+    assert differ.stdout.startswith(
+        "first divergence: extract_user_info: its inputs differ: the cause is upstream"
+    )
 
 
 def test_kinds_are_one_enum_and_json_holds_their_values() -> None:

@@ -75,3 +75,28 @@ def test_a_replay_shows_the_recorded_timings(tmp_path: Path) -> None:
     timings = [(e.started_at, e.ended_at, e.wall) for e in report.run.events]
     assert timings == [(e.started_at, e.ended_at, e.wall) for e in record.events]
     assert any(e.duration for e in report.run.events)
+
+
+def test_traces_of_two_workflow_versions_are_compared_task_by_task() -> None:
+    from harness_tui.engine.graph import TaskGraph, TaskNode
+    from harness_tui.engine.orchestrator import TaskOrchestrator
+    from harness_tui.records.divergence import task_diff
+
+    def const(value: object) -> object:
+        return lambda inputs: value
+
+    old = TaskGraph.from_nodes(
+        [TaskNode("a", const(1)), TaskNode("b", const(2), depends_on=("a",)),
+         TaskNode("c", const(3), depends_on=("b",))]
+    )  # fmt: skip
+    # A new first task shifts every position; c now gives another output for the same inputs.
+    new = TaskGraph.from_nodes(
+        [TaskNode("_setup", const(0)), TaskNode("a", const(1)),
+         TaskNode("b", const(2), depends_on=("a",)), TaskNode("c", const(4), depends_on=("b",))]
+    )  # fmt: skip
+    one = TaskOrchestrator(old, clock=FakeClock()).start({}).run_to_end()
+    two = TaskOrchestrator(new, clock=FakeClock()).start({}).run_to_end()
+    found = task_diff(one.events, two.events, one.output_texts(), two.output_texts())
+    assert [(d.task, d.kind) for d in found] == [("c", "output"), ("_setup", "added")]
+    assert (found[0].expected_value, found[0].actual_value) == (3, 4)
+    assert "non-deterministic" in found[0].describe()
