@@ -3,6 +3,7 @@ marked; the inspector shows the field-level changes of the selected task."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from rich.text import Text
@@ -154,17 +155,23 @@ def _cell(step: PlanStep | None) -> str:
 
 
 class DiffTargetModal(ModalScreen[str | None]):
-    """Ask what to compare with: another file, ``path@REV`` or ``@REV`` (this file in git)."""
+    """Ask what to compare with: another file, ``path@REV`` or ``@REV`` (this file in git),
+    saying which side each version will be."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="modal-cancel")]
+
+    def __init__(self, default: str, sides: str) -> None:
+        super().__init__()
+        self.default = default
+        self.sides = sides
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Label(
-                "Compare with: a file, path@REV, or @REV for this file in git",
+                Text(f"Compare with: a file, path@REV, or @REV for this file in git\n{self.sides}"),
                 classes="dialog-title",
             )
-            yield Input("@HEAD", id="diff-target")
+            yield Input(self.default, id="diff-target")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.dismiss(event.value.strip() or None)
@@ -174,8 +181,21 @@ class DiffTargetModal(ModalScreen[str | None]):
 
 
 def open_diff_prompt(screen: Any) -> None:
-    """From the workbench: ask for the other version, then show the diff (old = the other)."""
+    """From the workbench: ask for the other version, then show the diff.
+
+    Live: the other version (default ``@HEAD``) is the old side, the open file the new one.
+    Replay: the recorded workflow is the old side, the other (default: the file it was
+    recorded from, as it is now) the new one.
+    """
     session = screen.session
+    recorded = session.replay
+    if recorded:
+        on_disk = Path(session.workflow.path)
+        default = str(on_disk) if on_disk.is_file() else ""
+        sides = "old: the workflow this run was recorded with · new: what you type"
+    else:
+        default = "@HEAD"
+        sides = "old: what you type · new: this file, as open now"
 
     def compare(spec: str | None) -> None:
         if not spec:
@@ -190,6 +210,10 @@ def open_diff_prompt(screen: Any) -> None:
             )
             return
         # The other version plans with its own default payload, the open one with the current.
-        screen.app.push_screen(DiffScreen(other, other.payload, session.workflow, session.payload))
+        if recorded:
+            diff = DiffScreen(session.workflow, session.payload, other, other.payload)
+        else:
+            diff = DiffScreen(other, other.payload, session.workflow, session.payload)
+        screen.app.push_screen(diff)
 
-    screen.app.push_screen(DiffTargetModal(), compare)
+    screen.app.push_screen(DiffTargetModal(default, sides), compare)
