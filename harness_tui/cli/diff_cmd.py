@@ -90,7 +90,7 @@ def _print_side_by_side(result: PlanDiff, old: str, new: str) -> None:
 
     colours = {
         DiffKind.ADDED: "green", DiffKind.REMOVED: "red", DiffKind.MOVED: "cyan",
-        DiffKind.CHANGED: "yellow",
+        DiffKind.CHANGED: "yellow", DiffKind.RENAMED: "magenta",
     }  # fmt: skip
     table = Table(box=None, pad_edge=False, show_edge=False)
     table.add_column("", width=1)

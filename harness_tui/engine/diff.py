@@ -42,15 +42,18 @@ class DiffKind(StrEnum):
     REMOVED = "removed"
     MOVED = "moved"
     CHANGED = "changed"
+    RENAMED = "renamed"
     UNCHANGED = "unchanged"
 
 
-CHANGE_KINDS = (DiffKind.ADDED, DiffKind.REMOVED, DiffKind.MOVED, DiffKind.CHANGED)
+CHANGE_KINDS = (
+    DiffKind.ADDED, DiffKind.REMOVED, DiffKind.RENAMED, DiffKind.MOVED, DiffKind.CHANGED,
+)  # fmt: skip
 """The kinds that count as a change, in summary order."""
 
 MARKERS = {
     DiffKind.ADDED: "+", DiffKind.REMOVED: "-", DiffKind.MOVED: "↕", DiffKind.CHANGED: "~",
-    DiffKind.UNCHANGED: " ",
+    DiffKind.RENAMED: "→", DiffKind.UNCHANGED: " ",
 }  # fmt: skip
 """The one-character marker of each kind in side-by-side plans."""
 
@@ -68,7 +71,7 @@ class TaskChange:
         old_index / new_index: plan positions (None where absent).
         old_id / new_id: task ids (they differ when the payload changed).
         old_level / new_level: plan levels.
-        renamed_from: for an added task, a removed task with the very same spec.
+        renamed_from: for a ``renamed`` task, its old name.
     """
 
     task: str
@@ -194,7 +197,11 @@ class PlanDiff:
     def summary_line(self) -> str:
         """``2 added, 1 removed, 3 moved, 1 changed`` (plus task id changes, if any)."""
         counts = self.counts
-        parts = [f"{counts[kind]} {kind}" for kind in CHANGE_KINDS]
+        parts = [
+            f"{counts[kind]} {kind}"
+            for kind in CHANGE_KINDS
+            if counts[kind] or kind is not DiffKind.RENAMED  # renames are rare: only when any
+        ]
         ids = sum(1 for c in self.tasks.values() if c.id_changed)
         if ids:
             cause = " (the payload changed)" if self.payload else ""
@@ -271,36 +278,81 @@ def json_changes(old: Any, new: Any, path: str = "$") -> list[dict[str, Any]]:
 
 
 def _diff(old_graph: TaskGraph, old_plan: Plan, new_graph: TaskGraph, new_plan: Plan) -> PlanDiff:
-    pairs, in_place = _align(old_plan, new_plan)
-    old_fields = {name: task_spec(node) for name, node in old_graph.nodes.items()}
+    renames = _renames(old_graph, new_graph)  # old name -> new name
+    old_fields = {
+        renames.get(name, name): _mapped(task_spec(node), renames)
+        for name, node in old_graph.nodes.items()
+    }
     new_fields = {name: task_spec(node) for name, node in new_graph.nodes.items()}
-    old_at, new_at = old_plan.index_of, new_plan.index_of
+    pairs, in_place = _align(old_plan, new_plan, renames)
+    old_at = {renames.get(name, name): i for name, i in old_plan.index_of.items()}
+    new_at = new_plan.index_of
+    was = {new: old for old, new in renames.items()}
     tasks: dict[str, TaskChange] = {}
     for name in sorted(set(old_fields) | set(new_fields)):
         old_step = old_plan.steps[old_at[name]] if name in old_at else None
         new_step = new_plan.steps[new_at[name]] if name in new_at else None
         fields = _field_changes(old_fields.get(name), new_fields.get(name))
         moved = old_step is not None and new_step is not None and name not in in_place
+        kind = DiffKind.RENAMED if name in was else _kind(old_step, new_step, fields, moved)
         tasks[name] = TaskChange(
-            task=name, kind=_kind(old_step, new_step, fields, moved), fields=fields, moved=moved,
+            task=name, kind=kind, fields=fields, moved=moved,
             old_index=old_step.index if old_step else None,
             new_index=new_step.index if new_step else None,
             old_id=old_step.task_id if old_step else None,
             new_id=new_step.task_id if new_step else None,
             old_level=old_step.level if old_step else None,
             new_level=new_step.level if new_step else None,
+            renamed_from=was.get(name),
         )  # fmt: skip
-    _find_renames(tasks, old_fields, new_fields)
     rows = [PlanRow(tasks[name].kind, old, new) for name, old, new in pairs]
     return PlanDiff(tasks, rows, old_plan.digest, new_plan.digest)
+
+
+def _mapped(spec: dict[str, Any], renames: Mapping[str, str]) -> dict[str, Any]:
+    """An old task's spec with its dependencies under their new names."""
+    if not renames:
+        return spec
+    return {**spec, "depends_on": sorted(renames.get(d, d) for d in spec["depends_on"])}
+
+
+def _renames(old_graph: TaskGraph, new_graph: TaskGraph) -> dict[str, str]:
+    """Old name -> new name for tasks that were only renamed: a removed and an added task with
+    the same spec, the same dependencies and the same dependents, each the other's only match
+    (anything ambiguous stays a removal and an addition)."""
+    removed = [n for n in old_graph.nodes if n not in new_graph]
+    added = [n for n in new_graph.nodes if n not in old_graph]
+    if not removed or not added:
+        return {}
+
+    def shape(graph: TaskGraph, name: str, alias: Mapping[str, str]) -> Any:
+        spec = {k: v for k, v in task_spec(graph[name]).items() if k != "depends_on"}
+        deps = sorted(alias.get(d, d) for d in graph[name].depends_on)
+        dependents = sorted(alias.get(d, d) for d in graph.dependents(name))
+        return check_json([spec, deps, dependents])
+
+    # Compare removed tasks under a placeholder for "the renamed task itself".
+    candidates: dict[str, list[str]] = {}
+    for old in removed:
+        old_shape = shape(old_graph, old, {old: "\0"})
+        candidates[old] = [new for new in added if shape(new_graph, new, {new: "\0"}) == old_shape]
+    renames = {}
+    for old, news in candidates.items():
+        if len(news) == 1 and sum(news[0] in other for other in candidates.values()) == 1:
+            renames[old] = news[0]
+    return renames
 
 
 Pair = tuple[str, PlanStep | None, PlanStep | None]
 
 
-def _align(old_plan: Plan, new_plan: Plan) -> tuple[list[Pair], set[str]]:
-    """(task, old step, new step) side by side, and the tasks that kept their place."""
-    old_names, new_names = list(old_plan.names), list(new_plan.names)
+def _align(
+    old_plan: Plan, new_plan: Plan, renames: Mapping[str, str]
+) -> tuple[list[Pair], set[str]]:
+    """(task, old step, new step) side by side, and the tasks that kept their place (a renamed
+    task is aligned under its new name)."""
+    old_names = [renames.get(name, name) for name in old_plan.names]
+    new_names = list(new_plan.names)
     matcher = difflib.SequenceMatcher(None, old_names, new_names, autojunk=False)
     in_place: set[str] = set()
     pairs: list[Pair] = []
@@ -340,19 +392,3 @@ def _field_changes(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None)
             change["removed"] = sorted(set(old[name]) - set(new[name]))
         changes[name] = change
     return changes
-
-
-def _find_renames(
-    tasks: dict[str, TaskChange],
-    old_fields: Mapping[str, Mapping[str, Any]],
-    new_fields: Mapping[str, Mapping[str, Any]],
-) -> None:
-    removed = [n for n, c in tasks.items() if c.kind is DiffKind.REMOVED]
-    for name, change in list(tasks.items()):
-        if change.kind is not DiffKind.ADDED:
-            continue
-        for candidate in removed:
-            if dict(old_fields[candidate]) == dict(new_fields[name]):
-                removed.remove(candidate)
-                tasks[name] = replace(change, renamed_from=candidate)
-                break

@@ -67,6 +67,7 @@ KIND_LOOKS: Mapping[DiffKind, Look] = {
     DiffKind.REMOVED: Look("error", "strike"),
     DiffKind.MOVED: Look("primary", "bold"),
     DiffKind.CHANGED: Look("warning", "bold"),
+    DiffKind.RENAMED: Look("accent", "bold"),
 }
 """Diff kind -> how a changed task looks; unchanged tasks keep their ordinary look."""
 

@@ -78,16 +78,46 @@ def test_payload_only_change_moves_siblings_and_changes_every_id() -> None:
     assert not result.identical
 
 
-def test_a_rename_reorders_a_pure_reorder_and_is_recognised() -> None:
+def test_a_pure_rename_is_one_renamed_task() -> None:
     fan = {"root": {}, **{f"leaf{i}": {"deps": ["root"]} for i in range(6)}}
     renamed = {("leaf3_renamed" if k == "leaf3" else k): v for k, v in fan.items()}
     result = plan_diff(graph(fan), {}, graph(renamed), {})
-    assert result.tasks["leaf3"].kind == "removed"
-    assert result.tasks["leaf3_renamed"].kind == "added"
-    assert result.tasks["leaf3_renamed"].renamed_from == "leaf3"
+    assert "leaf3" not in result.tasks
+    change = result.tasks["leaf3_renamed"]
+    assert (change.kind, change.renamed_from) == ("renamed", "leaf3")
     # The new name has a new task id, so the task lands elsewhere among its siblings.
-    assert result.tasks["leaf3"].old_index != result.tasks["leaf3_renamed"].new_index
-    assert result.tasks["leaf3"].old_id != result.tasks["leaf3_renamed"].new_id
+    assert change.old_id != change.new_id and change.old_index is not None
+    # Like a moved task it shows at its old place and at its new one.
+    renamed_rows = [row for row in result.rows if row.kind is DiffKind.RENAMED]
+    assert sorted((r.old is None, r.new is None) for r in renamed_rows) == [
+        (False, True),
+        (True, False),
+    ]
+    assert result.counts[DiffKind.RENAMED] == 1
+    assert result.changes_run and "1 renamed" in result.summary_line()
+
+
+CHAIN = {"a": {}, "b": {"deps": ["a"], "with": {"x": 1}}, "c": {"deps": ["b"]}}
+
+
+@pytest.mark.parametrize(
+    ("new", "expected"),
+    [
+        # b -> b2, nothing else: c's dependency follows the rename, c is unchanged.
+        ({"a": {}, "b2": {"deps": ["a"], "with": {"x": 1}}, "c": {"deps": ["b2"]}},
+         {"b2": "renamed", "c": "unchanged", "a": "unchanged"}),
+        # Renamed and changed: a removal and an addition (c's dependency changed).
+        ({"a": {}, "b2": {"deps": ["a"], "with": {"x": 2}}, "c": {"deps": ["b2"]}},
+         {"b": "removed", "b2": "added", "c": "changed"}),
+        # Two added tasks fit the removed one: ambiguous, so no rename.
+        ({"a": {}, "b2": {"deps": ["a"], "with": {"x": 1}},
+          "b3": {"deps": ["a"], "with": {"x": 1}}, "c": {"deps": ["b2", "b3"]}},
+         {"b": "removed", "b2": "added", "b3": "added"}),
+    ],
+)  # fmt: skip
+def test_renames_follow_the_strict_rule(new: dict[str, Any], expected: dict[str, str]) -> None:
+    result = plan_diff(graph(CHAIN), {}, graph(new), {})
+    assert {name: result.tasks[name].kind.value for name in expected} == expected
 
 
 def test_level_changes_are_reported() -> None:
@@ -218,7 +248,9 @@ def test_kinds_are_one_enum_and_json_holds_their_values() -> None:
     result = plan_diff(graph(old), {}, graph(new), {})
     assert all(type(change.kind) is DiffKind for change in result.tasks.values())
     data = json.loads(result.to_text())
-    assert data["summary"] == {"added": 1, "removed": 0, "moved": 0, "changed": 0, "unchanged": 4}
+    assert data["summary"] == {
+        "added": 1, "removed": 0, "moved": 0, "changed": 0, "renamed": 0, "unchanged": 4,
+    }  # fmt: skip
     assert {row["kind"] for row in data["rows"]} == {"added", "unchanged"}
 
 

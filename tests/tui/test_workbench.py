@@ -223,6 +223,7 @@ async def test_diff_from_the_workbench(in_repo: Path) -> None:
         screen = app.screen
         assert isinstance(screen, DiffScreen)
         assert screen.diff.counts == {
+            "renamed": 0,
             "added": 2,
             "removed": 2,
             "moved": 1,
