@@ -115,6 +115,11 @@ class DiffScreen(Screen[None]):
         sections: list[tuple[str, Any]] = [("task", change.to_json())]
         if change.fields:
             sections.append(("fields", change.fields))
+        # What changed for every task is shown with each: it is often why the ids changed.
+        if self.diff.settings:
+            sections.append(("workflow changes", self.diff.settings))
+        if self.diff.payload:
+            sections.append(("payload changes", self.diff.payload))
         self.query_one(Inspector).show(f"{task} · {change.kind}", sections, open_all=True)
         # A removed task is not in the new version's drawing: select nothing there.
         self.query_one(DagView).select(task if task in self.new.graph else None, notify=False)
