@@ -22,13 +22,15 @@ from harness_tui.records.store import MIGRATIONS, SCHEMA_VERSION, RunStore
 from harness_tui.workflow.loader import load_workflow
 
 ROOT = Path(__file__).resolve().parents[2]
-PRINTING = ROOT / "tests" / "cli" / "data" / "printing.yaml"
+PRINTING = ROOT / "tests" / "tui" / "data" / "printing_pipeline.yaml"
 V0_STORE = ROOT / "tests" / "records" / "data" / "store-v0.sqlite3"
 
 EXPECTED = {
     ("chatty", 1): AttemptLog(
-        "hello from chatty\na warning on stderr\nINFO tasks.chatty: an info record\n"
-        "ERROR tasks.chatty: an error record\nfrom chatty's thread\n"
+        "loading batch 1 of 3\nloading batch 2 of 3\nloading batch 3 of 3\n"
+        "\x1b[31mnot red\x1b[0m [bold]not bold[/bold]\na line on stderr\n"
+        "INFO tasks.chatty: an info record\nWARNING tasks.chatty: quota at 80%\n"
+        "from chatty's thread\n"
     ),
     ("flaky", 1): AttemptLog("flaky attempt 1\n"),
     ("flaky", 2): AttemptLog("flaky attempt 2\n"),
@@ -109,7 +111,7 @@ def test_run_export_to_stdout_is_clean_json_when_tasks_print() -> None:
     document = json.loads(result.stdout)
     assert RunRecord.parse(result.stdout).logs == EXPECTED
     assert document["status"] == "succeeded"
-    assert "hello from chatty" not in result.stderr  # captured, not shown without --logs
+    assert "loading batch" not in result.stderr  # captured, not shown without --logs
 
 
 def test_logs_stream_to_stderr_with_task_and_attempt() -> None:
@@ -117,10 +119,13 @@ def test_logs_stream_to_stderr_with_task_and_attempt() -> None:
     assert result.returncode == 0, result.stderr
     json.loads(result.stdout)
     assert result.stderr.splitlines() == [
-        "chatty#1 | hello from chatty",
-        "chatty#1 | a warning on stderr",
+        "chatty#1 | loading batch 1 of 3",
+        "chatty#1 | loading batch 2 of 3",
+        "chatty#1 | loading batch 3 of 3",
+        "chatty#1 | \\x1b[31mnot red\\x1b[0m [bold]not bold[/bold]",
+        "chatty#1 | a line on stderr",
         "chatty#1 | INFO tasks.chatty: an info record",
-        "chatty#1 | ERROR tasks.chatty: an error record",
+        "chatty#1 | WARNING tasks.chatty: quota at 80%",
         "chatty#1 | from chatty's thread",
         "flaky#1 | flaky attempt 1",
         "flaky#2 | flaky attempt 2",

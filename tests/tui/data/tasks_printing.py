@@ -1,4 +1,5 @@
-"""Tasks that print, write to stderr, log and start a thread: for the task-log tests."""
+"""Tasks that print, write to stderr, log, start a thread and retry: for the task-log tests
+of the CLI and the logs view."""
 
 from __future__ import annotations
 
@@ -10,12 +11,14 @@ from typing import Any
 
 
 def chatty(inputs: Mapping[str, Any]) -> dict[str, int]:
-    print("hello from chatty")
-    print("a warning on stderr", file=sys.stderr)
+    for number in range(1, 4):
+        print(f"loading batch {number} of 3")
+    print("\x1b[31mnot red\x1b[0m [bold]not bold[/bold]")
+    print("a line on stderr", file=sys.stderr)
     log = logging.getLogger("tasks.chatty")
     log.setLevel(logging.INFO)
     log.info("an info record")
-    log.error("an error record")
+    log.warning("quota at 80%")
     worker = threading.Thread(target=lambda: print("from chatty's thread"))
     worker.start()
     worker.join()
