@@ -90,6 +90,13 @@ class RunContext:
         self.logs[(task, attempt)] = buffer
         return buffer
 
+    def end_log(self, buffer: LogBuffer) -> None:
+        """The attempt ended: close its buffer, and forget it when it stayed empty (a run of
+        100,000 quiet tasks then keeps no buffer at all)."""
+        buffer.close()
+        if not len(buffer) and not buffer.truncated:
+            del self.logs[(buffer.task, buffer.attempt)]
+
     def params_text(self, node: TaskNode) -> str:
         """The canonical JSON of a task's static parameters."""
         text = self._params_texts.get(node.name)

@@ -250,10 +250,13 @@ class Run:
         return {name: commit.text for name, commit in self.context.state.commits.items()}
 
     def log(self, task: str, attempt: int) -> AttemptLog | None:
-        """What an attempt printed or logged so far (it may still be running), or None when
-        it has not started or output is not captured. Never part of a digest."""
+        """What an attempt printed or logged so far (it may still be running): empty when it
+        wrote nothing or has not started, None when output is not captured. Never part of a
+        digest."""
         buffer = self.context.logs.get((task, attempt))
-        return buffer.snapshot() if buffer is not None else None
+        if buffer is not None:
+            return buffer.snapshot()
+        return None if self.context.log_limit is None else AttemptLog("")
 
     def logs(self) -> dict[tuple[str, int], AttemptLog]:
         """Every attempt's captured output that is not empty, by ``(task, attempt)``."""

@@ -125,7 +125,7 @@ class StepRunner:
                 )
                 outcome = executor.execute(call, clock)
                 if log is not None:
-                    log.close()
+                    context.end_log(log)
             final = self._record(step, node, attempt, outcome, started, Status.SUCCEEDED)
             if final is not Status.FAILED and final is not Status.TIMED_OUT:
                 return final
@@ -150,7 +150,7 @@ class StepRunner:
         )
         outcome = context.executor.execute(call, context.clock)
         if log is not None:
-            log.close()
+            context.end_log(log)
         return self._record(step, node, attempt, outcome, started, Status.FALLBACK)
 
     def _record(

@@ -61,8 +61,10 @@ class LogsModal(ModalScreen[None]):
         title.append_text(inert(self.task_name))
         title.append(f" · attempt {self.attempt} of {max(attempts, 1)}")
         self.query_one("#logs-title", Label).update(title)
-        if log is None:
-            status = "not started yet" if attempts < self.attempt else "output is not captured"
+        if attempts < self.attempt:
+            status = "not started yet"
+        elif log is None:
+            status = "output is not captured"
         elif log.truncated:
             status = "truncated: the attempt wrote more than the log keeps"
         elif not log.text:
