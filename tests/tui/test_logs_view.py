@@ -12,8 +12,7 @@ from textual.pilot import Pilot
 
 from harness_tui.engine.graph import TaskGraph, TaskNode
 from harness_tui.engine.orchestrator import TaskOrchestrator
-from harness_tui.tui.modals.logs import LogsModal
-from harness_tui.tui.widgets.log_view import LogView
+from harness_tui.tui.modals.logs import LogsModal, LogView
 
 from .conftest import ROOT, make_app, settle, workbench
 

@@ -1,4 +1,8 @@
-"""LogsModal: what one task printed or logged, attempt by attempt, live while it runs."""
+"""LogsModal: what one task printed or logged, attempt by attempt, live while it runs.
+
+Its :class:`LogView` lives here, not in ``widgets/``: the inspector widget opens a modal, so
+a modal that imported a widget would make the two packages import each other.
+"""
 
 from __future__ import annotations
 
@@ -7,15 +11,51 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Label
+from textual.widgets import Label, Log
 
+from ...engine.capture import AttemptLog
 from ...engine.orchestrator import Run
-from ..sanitize import inert
-from ..widgets.log_view import LogView
+from ..sanitize import inert, visible
 
 POLL_SECONDS = 0.2
 """How often the open view reads the running attempt's log: the run's thread writes it, and
 a timer on the UI's side costs nothing per line a task prints."""
+
+
+class LogView(Log):
+    """An attempt's log. :meth:`show` is called again and again while the attempt runs and
+    writes only what is new, so streaming costs the new text, not the whole log.
+
+    Log text is untrusted: escape sequences and other controls are shown as ``\\x1b``..., and
+    the ``Log`` widget never parses markup.
+    """
+
+    DEFAULT_CSS = """
+    LogView {
+        height: 1fr;
+        background: $surface;
+    }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(highlight=False, auto_scroll=True, id=id)
+        self._shown = 0
+
+    def show(self, log: AttemptLog | None) -> None:
+        """Bring the view up to ``log`` (a later snapshot of the same attempt, or a new one
+        after :meth:`reset`)."""
+        text = log.text if log is not None else ""
+        if len(text) < self._shown:  # not the attempt shown so far
+            self.reset()
+        fresh = text[self._shown :]
+        if fresh:
+            self.write(visible(fresh, multiline=True))
+            self._shown = len(text)
+
+    def reset(self) -> None:
+        """Empty the view (another attempt is about to be shown)."""
+        self.clear()
+        self._shown = 0
 
 
 class LogsModal(ModalScreen[None]):
