@@ -6,8 +6,10 @@ with the trace live. Baseline measured in the same run: the same app on a 4-task
 (the floor of starting Textual and our screen at all).
 
 Targets here: first screen <= 1.5 s, one step <= 50 ms, continue through 2,000 <= 3 s.
+With ``--print-lines N`` every task prints N lines per attempt (captured as its log, issue 12):
+one step must still be <= 50 ms at 1,000 lines.
 
-Run: python benchmarks/bench_tui.py [--tasks 2000]
+Run: python benchmarks/bench_tui.py [--tasks 2000] [--print-lines 1000]
 """
 
 from __future__ import annotations
@@ -29,6 +31,21 @@ from harness_tui.tui.widgets.trace_panel import TracePanel
 from harness_tui.workflow.generate import generate_workflow
 
 SIZE = (160, 50)
+
+CHATTER = """\
+def lines(inputs):
+    for number in range(inputs["params"]["lines"]):
+        print(f"line {number} of a chatty task, about as long as a log line tends to be")
+    return inputs["params"]["index"]
+"""
+
+
+def printing(workflow: str, folder: Path, lines: int) -> str:
+    """``workflow`` with every task replaced by one that prints ``lines`` lines."""
+    (folder / "chatter.py").write_text(CHATTER)
+    return workflow.replace("run: builtin:echo", "run: chatter:lines").replace(
+        "with: {index:", f"with: {{lines: {lines}, index:"
+    )
 
 
 async def first_screen(path: str, rows: int) -> tuple[float, Any]:
@@ -69,12 +86,19 @@ async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tasks", type=int, default=2000)
     parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--print-lines", type=int, default=0, help="Lines each task prints.")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp())
     big = folder / "big.yaml"
-    big.write_text(generate_workflow(args.tasks, "layered"))
+    big_text = generate_workflow(args.tasks, "layered")
     small = folder / "small.yaml"
-    small.write_text(generate_workflow(4, "chain"))
+    small_text = generate_workflow(4, "chain")
+    if args.print_lines:
+        big_text = printing(big_text, folder, args.print_lines)
+        small_text = printing(small_text, folder, args.print_lines)
+        print(f"every task prints {args.print_lines} lines per attempt")
+    big.write_text(big_text)
+    small.write_text(small_text)
 
     floor, (app, pilot, context) = await first_screen(str(small), 4)
     small_steps = await step_latencies(app, pilot, 3)

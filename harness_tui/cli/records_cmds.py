@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sys
+from collections.abc import Iterator
 from typing import IO, TYPE_CHECKING, Any
 
 import click
@@ -73,6 +75,68 @@ def _write_export(record: RunRecord, target: str, fmt: str) -> None:
     click.echo(f"exported: {target}", err=True)
 
 
+logs_option = click.option(
+    "--logs",
+    "show_logs",
+    is_flag=True,
+    help="Stream what tasks print or log to stderr, each line prefixed with task#attempt.",
+)
+
+
+@contextlib.contextmanager
+def _stdout_kept_clean() -> Iterator[None]:
+    """While tasks run, anything that still reaches stdout (a thread started outside any
+    attempt, a child process writing to file descriptor 1) goes to stderr instead, so that
+    ``--export -`` is nothing but the export."""
+    sys.stdout.flush()
+    try:
+        fd = sys.stdout.fileno()
+    except (OSError, ValueError, AttributeError):  # not a real file (a test runner's buffer)
+        fd = -1
+    saved = os.dup(fd) if fd >= 0 else -1
+    if saved >= 0:
+        sys.stderr.flush()
+        os.dup2(sys.stderr.fileno(), fd)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        if saved >= 0:
+            sys.stderr.flush()
+            os.dup2(saved, fd)
+            os.close(saved)
+
+
+class _LogLines:
+    """``--logs``: captured text as whole lines on stderr, each prefixed ``task#attempt |``.
+
+    Writes arrive in pieces (and from the task's threads), so partial lines wait per attempt
+    until their newline or :meth:`flush`.
+    """
+
+    def __init__(self) -> None:
+        self._pending: dict[tuple[str, int], str] = {}
+
+    def __call__(self, task: str, attempt: int, text: str) -> None:
+        key = (task, attempt)
+        *lines, rest = (self._pending.pop(key, "") + text).split("\n")
+        for line in lines:
+            self._echo(key, line)
+        if rest:
+            self._pending[key] = rest
+
+    def _echo(self, key: tuple[str, int], line: str) -> None:
+        from ..tui.sanitize import visible
+
+        where = f"{key[0]}#{key[1]}" if key[1] else "unattributed"
+        click.echo(f"{visible(where)} | {visible(line)}", err=True)
+
+    def flush(self) -> None:
+        for key, rest in sorted(self._pending.items()):
+            self._echo(key, rest)
+        self._pending.clear()
+
+
 def _summary(live: LiveRun) -> None:
     """Final statuses, final failures, the leaf outputs and the run digest, on stderr (stdout
     stays clean for ``--export -``)."""
@@ -107,6 +171,7 @@ def _finish(live: LiveRun, quiet: bool, export_to: str | None, fmt: str, redact:
     "--jsonl", "jsonl_path", type=click.Path(dir_okay=False), help="Stream events as JSON Lines."
 )
 @redact_option
+@logs_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
 def run(
     file: str,
@@ -117,6 +182,7 @@ def run(
     no_store: bool,
     jsonl_path: str | None,
     redact: str,
+    show_logs: bool,
     quiet: bool,
 ) -> None:
     """Run a workflow headless; exit 0 if it succeeded, 1 if it failed, 2 on invalid input."""
@@ -143,7 +209,7 @@ def run(
 
         live.run.add_listener(write_line)
     try:
-        _drive(live, quiet)
+        _drive(live, quiet, show_logs)
     except KeyboardInterrupt:
         if run_id:
             click.echo(f"interrupted; continue with: harness-tui resume {run_id}", err=True)
@@ -157,8 +223,23 @@ def run(
     _finish(live, quiet, export_to, fmt, redact)
 
 
-def _drive(live: LiveRun, quiet: bool) -> None:
-    """Drive the run to its end, with a progress bar on a terminal."""
+def _drive(live: LiveRun, quiet: bool, show_logs: bool = False) -> None:
+    """Drive the run to its end (stdout kept clean), with the task logs on stderr when
+    ``show_logs``."""
+    lines = _LogLines() if show_logs else None
+    if lines is not None:
+        live.run.add_log_listener(lines)
+    try:
+        with _stdout_kept_clean():
+            _drive_with_progress(live, quiet or show_logs)
+    finally:
+        if lines is not None:
+            lines.flush()
+
+
+def _drive_with_progress(live: LiveRun, quiet: bool) -> None:
+    """Drive the run to its end, with a progress bar on a terminal (not under ``--logs``,
+    whose lines it would overwrite)."""
     if quiet or not sys.stderr.isatty():
         live.drive()
         return
@@ -281,7 +362,10 @@ def export(run_id: str, file: str, fmt: str, redact: str, store_path: str | None
     help="Take over a run whose lease still looks live (its process hung, or died on "
     "another host before the lease expired). Make sure nothing else is running it.",
 )
-def resume(run_id: str, store_path: str | None, export_to: str | None, force: bool) -> None:
+@logs_option
+def resume(
+    run_id: str, store_path: str | None, export_to: str | None, force: bool, show_logs: bool
+) -> None:
     """Continue a stored run (interrupted or abandoned) from its last committed task."""
     from ..records.live import LiveRun
     from ..records.store import RunStore, default_store_path
@@ -294,7 +378,7 @@ def resume(run_id: str, store_path: str | None, export_to: str | None, force: bo
         click.echo(f"run {run_id} had already finished: {the_run.status.value}", err=True)
     else:
         click.echo(f"resuming {run_id} at task {the_run.cursor + 1}/{len(the_run.plan)}", err=True)
-        _drive(live, quiet=False)
+        _drive(live, quiet=False, show_logs=show_logs)
     _finish(live, False, export_to, "harness-run", "")
 
 

@@ -7,6 +7,7 @@ import threading
 from collections.abc import Callable, MutableMapping
 
 from .canonical import check_json, digest_text, loads
+from .capture import DEFAULT_LOG_LIMIT, LogBuffer, LogListener
 from .clock import Clock
 from .events import Status, TraceEvent
 from .executors import Executor
@@ -36,11 +37,17 @@ class RunContext:
         listeners: called with every event as it is recorded; one that raises is removed
             and its exception kept in :attr:`listener_errors` (the run goes on, whole).
         listener_errors: exceptions raised by listeners, in order.
+        log_limit: characters of output kept per attempt, or None to capture nothing.
+        logs: each attempt's captured output by ``(task, attempt)``; beside the state, never
+            in it, so no digest can depend on what a task printed (I3).
+        unattributed: output of threads that outlived the attempt that started them.
+        log_listeners: called with every piece of captured text as it is written.
     """
 
     __slots__ = (
         "_now", "_params_texts", "_wall", "cancelled", "clock", "executor", "graph",
-        "listener_errors", "listeners", "payload_digest", "payload_text", "plan", "state",
+        "listener_errors", "listeners", "log_limit", "log_listeners", "logs", "payload_digest",
+        "payload_text", "plan", "state", "unattributed",
     )  # fmt: skip
 
     def __init__(
@@ -51,6 +58,7 @@ class RunContext:
         executor: Executor,
         listeners: list[Listener],
         params_texts: MutableMapping[str, str],
+        log_limit: int | None = DEFAULT_LOG_LIMIT,
     ) -> None:
         self.graph = graph
         self.plan = plan
@@ -67,6 +75,27 @@ class RunContext:
         self._params_texts = params_texts
         self._now = clock.now
         self._wall = clock.wall
+        self.log_limit = log_limit
+        self.log_listeners: list[LogListener] = []
+        self.logs: dict[tuple[str, int], LogBuffer] = {}
+        self.unattributed = LogBuffer(
+            "", 0, log_limit or DEFAULT_LOG_LIMIT, None, self.log_listeners
+        )
+
+    def new_log(self, task: str, attempt: int) -> LogBuffer | None:
+        """A fresh buffer for an attempt's output (None when capture is off)."""
+        if self.log_limit is None:
+            return None
+        buffer = LogBuffer(task, attempt, self.log_limit, self.unattributed, self.log_listeners)
+        self.logs[(task, attempt)] = buffer
+        return buffer
+
+    def end_log(self, buffer: LogBuffer) -> None:
+        """The attempt ended: close its buffer, and forget it when it stayed empty (a run of
+        100,000 quiet tasks then keeps no buffer at all)."""
+        buffer.close()
+        if not len(buffer) and not buffer.truncated:
+            del self.logs[(buffer.task, buffer.attempt)]
 
     def params_text(self, node: TaskNode) -> str:
         """The canonical JSON of a task's static parameters."""

@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple, Protocol
 
 from .canonical import loads
+from .capture import AttemptLog, LogBuffer, current, install
 from .clock import Clock
 from .events import Status, TraceEvent
 
@@ -69,6 +70,7 @@ class AttemptCall(NamedTuple):
         fn: the callable to run.
         inputs: the mapping to pass it.
         timeout: seconds, or None.
+        log: where the attempt's output is captured, or None to let it through.
     """
 
     task: str
@@ -77,6 +79,7 @@ class AttemptCall(NamedTuple):
     fn: Callable[[Mapping[str, Any]], Any]
     inputs: Mapping[str, Any]
     timeout: float | None
+    log: LogBuffer | None = None
 
 
 class Executor(Protocol):
@@ -99,7 +102,22 @@ def error_of(exc: BaseException) -> dict[str, str]:
 _tuple_new = tuple.__new__
 
 
+def _captured(
+    fn: Callable[[Mapping[str, Any]], Any], inputs: Mapping[str, Any], log: LogBuffer | None
+) -> Outcome:
+    """:func:`_call` with the attempt's output going to ``log`` while it runs."""
+    if log is None:
+        return _call(fn, inputs)
+    install()
+    token = current.set(log)
+    try:
+        return _call(fn, inputs)
+    finally:  # also when the SIGALRM timeout unwinds through here
+        current.reset(token)
+
+
 def _call(fn: Callable[[Mapping[str, Any]], Any], inputs: Mapping[str, Any]) -> Outcome:
+    """The one place user code is called."""
     try:
         return _tuple_new(Outcome, ("ok", fn(inputs), None, None))
     except Exception as exc:  # a task's failure is data for the trace, not our crash
@@ -129,7 +147,7 @@ class _Worker:
             job = self.jobs.get()
             if job is None:
                 return
-            outcome = _call(job.call.fn, job.call.inputs)
+            outcome = _captured(job.call.fn, job.call.inputs, job.call.log)
             if not job.cancelled:
                 job.outcome = outcome
             job.done.set()
@@ -174,7 +192,7 @@ class SerialExecutor:
     def execute(self, call: AttemptCall, clock: Clock) -> Outcome:
         """Run the call directly, under a signal timer, or in the worker thread."""
         if call.timeout is None and not self.isolate:
-            return _call(call.fn, call.inputs)
+            return _captured(call.fn, call.inputs, call.log)
         if not self.isolate and self.timeouts != "thread" and _signal_timeouts_available():
             return self._execute_with_alarm(call, clock)
         if self.timeouts == "signal" and not self.isolate:
@@ -189,7 +207,7 @@ class SerialExecutor:
         try:
             signal.setitimer(signal.ITIMER_REAL, call.timeout)
             try:
-                outcome = _call(call.fn, call.inputs)
+                outcome = _captured(call.fn, call.inputs, call.log)
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
         except _AttemptTimeout:
@@ -246,9 +264,16 @@ class RecordedExecutor:
     Args:
         events: the recorded trace.
         outputs: committed outputs by task name, as canonical JSON text.
+        logs: what each ``(task, attempt)`` printed, replayed into the attempt's log.
     """
 
-    def __init__(self, events: Iterable[TraceEvent], outputs: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        events: Iterable[TraceEvent],
+        outputs: Mapping[str, str],
+        logs: Mapping[tuple[str, int], AttemptLog] | None = None,
+    ) -> None:
+        self._logs = logs or {}
         self._terminal: dict[tuple[str, int], TraceEvent] = {}
         for event in events:
             if event.status is not Status.RUNNING and event.attempt > 0:
@@ -256,8 +281,12 @@ class RecordedExecutor:
         self._outputs = outputs
 
     def execute(self, call: AttemptCall, clock: Clock) -> Outcome:
-        """The recorded outcome of this task's attempt."""
-        event = self._terminal.get((call.task, call.attempt))
+        """The recorded outcome of this task's attempt (and its recorded log)."""
+        key = (call.task, call.attempt)
+        log = self._logs.get(key)
+        if log is not None and call.log is not None:
+            call.log.load(log)
+        event = self._terminal.get(key)
         if event is None:
             return Outcome(
                 "error",

@@ -13,6 +13,7 @@ from enum import StrEnum
 from typing import Any, NamedTuple
 
 from .canonical import combine_digests, loads
+from .capture import DEFAULT_LOG_LIMIT, AttemptLog, LogListener
 from .clock import Clock, SystemClock
 from .context import Listener, RunContext
 from .driver import Driver
@@ -61,12 +62,14 @@ class RetiredStep(NamedTuple):
         events: its events, in order (the last one carries the final status).
         output: the committed output as canonical JSON, or None.
         output_digest: sha256 of :attr:`output`, or None.
+        logs: ``(attempt, log)`` of each of its attempts that printed or logged anything.
     """
 
     step: PlanStep
     events: tuple[TraceEvent, ...]
     output: str | None
     output_digest: str | None
+    logs: tuple[tuple[int, AttemptLog], ...] = ()
 
     @property
     def status(self) -> Status:
@@ -94,6 +97,8 @@ class TaskOrchestrator:
         cleanups_on_stop: after a stop (a final failure in ``stop`` mode, or the user's),
             ``trigger: all_done`` tasks still run (DESIGN.md "Stop and cleanup"); False is the
             rule of exports written before format 1.1, where everything was cancelled.
+        log_limit: characters of output (stdout, stderr, ``logging``) kept per attempt, or
+            None to capture nothing (output then goes where it would without the harness).
     """
 
     def __init__(
@@ -106,7 +111,11 @@ class TaskOrchestrator:
         on_failure: OnFailure | str = OnFailure.STOP,
         listeners: Iterable[Listener] = (),
         cleanups_on_stop: bool = True,
+        log_limit: int | None = DEFAULT_LOG_LIMIT,
     ) -> None:
+        if log_limit is not None and log_limit < 0:
+            raise ValueError(f"log_limit must be at least 0, not {log_limit}")
+        self.log_limit = log_limit
         self.graph = graph
         self.scheduler = scheduler if scheduler is not None else DeterministicScheduler(graph)
         self.executor: Executor = executor if executor is not None else SerialExecutor()
@@ -162,6 +171,7 @@ class Run:
             orchestrator.executor,
             list(orchestrator.listeners),
             orchestrator.params_texts,
+            orchestrator.log_limit,
         )
         self._runner = StepRunner(self.context)
         self.status = RunStatus.PENDING
@@ -238,6 +248,41 @@ class Run:
     def output_texts(self) -> dict[str, str]:
         """Every committed output as canonical JSON, by task, in plan order."""
         return {name: commit.text for name, commit in self.context.state.commits.items()}
+
+    def log(self, task: str, attempt: int) -> AttemptLog | None:
+        """What an attempt printed or logged so far (it may still be running): empty when it
+        wrote nothing or has not started, None when output is not captured. Never part of a
+        digest."""
+        buffer = self.context.logs.get((task, attempt))
+        if buffer is not None:
+            return buffer.snapshot()
+        return None if self.context.log_limit is None else AttemptLog("")
+
+    def logs(self) -> dict[tuple[str, int], AttemptLog]:
+        """Every attempt's captured output that is not empty, by ``(task, attempt)``."""
+        return {
+            key: buffer.snapshot()
+            for key, buffer in self.context.logs.items()
+            if len(buffer) or buffer.truncated
+        }
+
+    def unattributed_log(self) -> AttemptLog:
+        """Output of threads that went on writing after the attempt that started them ended."""
+        return self.context.unattributed.snapshot()
+
+    def add_log_listener(self, listener: LogListener) -> None:
+        """Call ``listener(task, attempt, text)`` with every piece of output as it is captured
+        (from the thread that wrote it; it must not block)."""
+        self.context.log_listeners.append(listener)
+
+    def load_logs(self, logs: Mapping[tuple[str, int], AttemptLog]) -> None:
+        """Take recorded logs of attempts that ran before (a restored or resumed run)."""
+        context = self.context
+        for (task, attempt), log in logs.items():
+            buffer = context.new_log(task, attempt)
+            if buffer is not None:
+                buffer.load(log)
+                buffer.close()
 
     def final_events(self) -> list[TraceEvent]:
         """The final event of every task that has one, in trace order."""
@@ -360,14 +405,29 @@ class Run:
         commit = state.commits.get(step.task)
         if commit is not None and commit.seq < first:
             commit = None
+        events = tuple(state.events[first:])
         retired = RetiredStep(
             step,
-            tuple(state.events[first:]),
+            events,
             None if commit is None else commit.text,
             None if commit is None else commit.digest,
+            self._step_logs(events),
         )
         for listener in self._retire_listeners:
             listener(retired)
+
+    def _step_logs(self, events: tuple[TraceEvent, ...]) -> tuple[tuple[int, AttemptLog], ...]:
+        """The non-empty logs of the attempts that ended among ``events``."""
+        logs = self.context.logs
+        if not logs:
+            return ()
+        found = []
+        for event in events:
+            if event.attempt and event.status is not Status.RUNNING:
+                buffer = logs.get((event.task, event.attempt))
+                if buffer is not None and (len(buffer) or buffer.truncated):
+                    found.append((event.attempt, buffer.snapshot()))
+        return tuple(found)
 
     def _wind_down(self, run_cleanup: bool) -> None:
         """After a stop: cancel every task not yet started up to the next ``all_done``

@@ -118,27 +118,40 @@ class StepRunner:
                 )
             else:
                 inputs = self._task_inputs(node, step, attempt)
+                log = context.new_log(node.name, attempt)
                 call = _new_tuple(
-                    AttemptCall, (node.name, attempt, "task", fn, inputs, node.timeout_seconds)
+                    AttemptCall,
+                    (node.name, attempt, "task", fn, inputs, node.timeout_seconds, log),
                 )
                 outcome = executor.execute(call, clock)
+                if log is not None:
+                    context.end_log(log)
             final = self._record(step, node, attempt, outcome, started, Status.SUCCEEDED)
             if final is not Status.FAILED and final is not Status.TIMED_OUT:
                 return final
         if node.fallback is not None:
-            attempt = attempts + 1
-            started = clock.now()
-            call = AttemptCall(
-                node.name,
-                attempt,
-                "fallback",
-                node.fallback,
-                self._task_inputs(node, step, attempt),
-                None,
-            )
-            outcome = executor.execute(call, clock)
-            return self._record(step, node, attempt, outcome, started, Status.FALLBACK)
+            return self._fallback(step, node, attempts + 1)
         return final
+
+    def _fallback(self, step: PlanStep, node: TaskNode, attempt: int) -> Status:
+        """Run the fallback once every attempt failed; it has no ``running`` event."""
+        assert node.fallback is not None
+        context = self._context
+        started = context.clock.now()
+        log = context.new_log(node.name, attempt)
+        call = AttemptCall(
+            node.name,
+            attempt,
+            "fallback",
+            node.fallback,
+            self._task_inputs(node, step, attempt),
+            None,
+            log,
+        )
+        outcome = context.executor.execute(call, context.clock)
+        if log is not None:
+            context.end_log(log)
+        return self._record(step, node, attempt, outcome, started, Status.FALLBACK)
 
     def _record(
         self,

@@ -31,6 +31,7 @@ from ..engine.canonical import (
     object_text,
     payload_text,
 )
+from ..engine.capture import AttemptLog
 from ..engine.events import Status, TraceEvent
 from ..engine.graph import TaskGraph
 from ..engine.orchestrator import Run
@@ -167,8 +168,16 @@ def _redact(value: Any, keys: frozenset[str]) -> Any:
     return value
 
 
-def _attempts(run: Run, graph: TaskGraph) -> list[dict[str, Any]]:
-    """Each attempt as it really ran (export 1.1): from its ``running`` event to its final one.
+def _log_json(run: Run, task: str, attempt: int) -> dict[str, Any] | None:
+    log = run.log(task, attempt)
+    if log is None or not (log.text or log.truncated):
+        return None
+    return {"text": log.text, "truncated": log.truncated}
+
+
+def _attempts(run: Run, graph: TaskGraph, logs: bool = True) -> list[dict[str, Any]]:
+    """Each attempt as it really ran (export 1.1): from its ``running`` event to its final one,
+    with what it printed or logged (``log`` is None when it wrote nothing, or ``logs`` is off).
 
     A fallback has no ``running`` event; its start is its final event's ``started_at``.
     """
@@ -193,7 +202,7 @@ def _attempts(run: Run, graph: TaskGraph) -> list[dict[str, Any]]:
                 "wall_started": opened.wall if opened is not None else None,
                 "wall_ended": event.wall,
                 "worker": 0,
-                "log": None,
+                "log": _log_json(run, event.task, event.attempt) if logs else None,
             }
         )
     return attempts
@@ -204,7 +213,9 @@ def _additions_1_1(
 ) -> dict[str, Any]:
     """The fields export 1.1 adds beside the trace."""
     return {
-        "attempts": _attempts(run, workflow.graph),
+        # A redacted export is for sharing: what tasks printed may hold the very values
+        # redacted, and it cannot be redacted by key, so it is left out.
+        "attempts": _attempts(run, workflow.graph, logs=not keys),
         "forked_from": (
             None if forked_from is None else {"run_digest": forked_from[0], "task": forked_from[1]}
         ),
@@ -481,6 +492,18 @@ class RunRecord:
     def events(self) -> list[TraceEvent]:
         timings = {t["seq"]: t for t in self.document.get("timings", [])}
         return [TraceEvent.from_dicts(e, timings.get(e["seq"])) for e in self.document["trace"]]
+
+    @cached_property
+    def logs(self) -> dict[tuple[str, int], AttemptLog]:
+        """What each ``(task, attempt)`` printed or logged (export 1.1; empty for 1.0)."""
+        found = {}
+        for attempt in self.document.get("attempts") or []:
+            log = attempt.get("log")
+            if log is not None:
+                found[(attempt["task"], attempt["attempt"])] = AttemptLog(
+                    log["text"], bool(log.get("truncated"))
+                )
+        return found
 
     @cached_property
     def outputs(self) -> dict[str, str]:

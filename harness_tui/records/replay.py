@@ -99,7 +99,7 @@ def replay_run(record: RunRecord) -> Run:
     clock = RecordedClock(record.events, lambda: len(runs[0].events) if runs else 0)
     orchestrator = TaskOrchestrator(
         workflow.graph,
-        executor=RecordedExecutor(record.events, record.outputs),
+        executor=RecordedExecutor(record.events, record.outputs, record.logs),
         clock=clock,
         on_failure=workflow.on_failure,
         # Before format 1.1 a stop cancelled the all_done cleanups too (DESIGN.md).

@@ -24,10 +24,11 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..engine.capture import AttemptLog
 from ..engine.clock import Clock
 from ..engine.events import RunStatus, TraceEvent
 from ..engine.executors import Executor
@@ -82,6 +83,17 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE runs ADD COLUMN lease_until REAL;
     ALTER TABLE events ADD COLUMN wall REAL;
     """,
+    # 3: what each attempt printed or logged, beside the trace (never in a digest).
+    """
+    CREATE TABLE IF NOT EXISTS logs (
+        run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        task TEXT NOT NULL,
+        attempt INTEGER NOT NULL,
+        text TEXT NOT NULL,
+        truncated INTEGER NOT NULL,
+        PRIMARY KEY (run_id, task, attempt)
+    ) WITHOUT ROWID;
+    """,
 )
 """Schema migrations in order; the store's ``user_version`` counts those applied."""
 
@@ -96,6 +108,11 @@ _INSERT_EVENTS = (
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _INSERT_OUTPUT = "INSERT INTO outputs (run_id, task, text, digest) VALUES (?, ?, ?, ?)"
+# REPLACE: a resumed run re-runs an unfinished task from attempt 1, over nothing stored; a
+# restored log is never written again, but a replace keeps a second write harmless.
+_INSERT_LOG = (
+    "INSERT OR REPLACE INTO logs (run_id, task, attempt, text, truncated) VALUES (?, ?, ?, ?, ?)"
+)
 
 RESUMABLE = ("interrupted", "abandoned")
 """Stored statuses beyond the engine's RunStatus: runs left unfinished, which resume takes."""
@@ -198,6 +215,7 @@ class StoredRun:
     status: str
     tasks_done: int
     tasks_total: int
+    logs: dict[tuple[str, int], AttemptLog] = field(default_factory=dict)
 
 
 class RunStore:
@@ -409,6 +427,12 @@ class RunStore:
                         _INSERT_OUTPUT,
                         (run_id, retired.step.task, retired.output, retired.output_digest),
                     )
+                if retired.logs:
+                    task = retired.step.task
+                    db.executemany(
+                        _INSERT_LOG,
+                        [(run_id, task, n, log.text, log.truncated) for n, log in retired.logs],
+                    )
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
@@ -504,6 +528,12 @@ class RunStore:
             outputs = dict(
                 self._db.execute("SELECT task, text FROM outputs WHERE run_id = ?", (run_id,))
             )
+            logs = {
+                (task, attempt): AttemptLog(text, bool(truncated))
+                for task, attempt, text, truncated in self._db.execute(
+                    "SELECT task, attempt, text, truncated FROM logs WHERE run_id = ?", (run_id,)
+                )
+            }
         try:
             workflow = parse_workflow(source, path, base=Path(base) if base else None)
         except WorkflowError as exc:
@@ -511,7 +541,7 @@ class RunStore:
                 f"run {run_id}: stored workflow is invalid: {exc.problems[0]}"
             ) from None
         status = effective_status(status, owner, until)
-        return StoredRun(run_id, workflow, payload_text, events, outputs, status, done, total)
+        return StoredRun(run_id, workflow, payload_text, events, outputs, status, done, total, logs)
 
     def _restore(
         self, stored: StoredRun, executor: Executor | None = None, clock: Clock | None = None
@@ -523,7 +553,9 @@ class RunStore:
             clock=clock,
             on_failure=stored.workflow.on_failure,
         )
-        return orchestrator.resume(json.loads(stored.payload_text), stored.events, stored.outputs)
+        run = orchestrator.resume(json.loads(stored.payload_text), stored.events, stored.outputs)
+        run.load_logs(stored.logs)
+        return run
 
     def resume(
         self,

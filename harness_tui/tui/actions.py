@@ -81,6 +81,8 @@ WORKBENCH: tuple[Action, ...] = (
            "Show the state one trace event later", show=True),
     Action("find-task", "slash", "find", "Find task", "task: Find",
            "Jump to a task by part of its name"),
+    Action("show-logs", "l", "show_logs", "Logs", "task: Show logs",
+           "Show what the selected task printed or logged, per attempt, live while it runs"),
     Action("open-file", "o", "open", "Open", "file: Open", "Open a workflow or a run export"),
     Action("reload-workflow", "R", "reload", "Reload file", "file: Reload",
            "Reload the workflow from disk and show the plan changes"),

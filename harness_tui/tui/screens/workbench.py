@@ -26,10 +26,11 @@ from ..widgets.run_header import RunHeader
 from ..widgets.trace_panel import TracePanel
 from .workbench_errors import ErrorActions
 from .workbench_files import FileActions
+from .workbench_logs import LogActions
 from .workbench_run import RunControl
 
 
-class WorkbenchScreen(RunControl, FileActions, ErrorActions, Screen[None]):
+class WorkbenchScreen(RunControl, FileActions, ErrorActions, LogActions, Screen[None]):
     """Step, continue, break, travel back in time, export; on one workflow or one export."""
 
     ACTIONS = (*WORKBENCH, *INSPECTOR)

@@ -1,0 +1,250 @@
+"""What a task prints or logs, captured per attempt (DESIGN.md, "Logs beside the trace").
+
+``sys.stdout`` and ``sys.stderr`` are replaced by a :class:`_RoutingStream` (once, and again
+whenever someone swaps the stream out, e.g. a test runner or Textual), and a handler is added to
+the root logger. Both route by a :class:`~contextvars.ContextVar` holding the current
+attempt's :class:`LogBuffer`: the executor sets it around the call of user code, so routing
+costs one context lookup per write and nothing at all when no task runs.
+
+Threads: a new thread does not inherit the context of its parent in Python 3.11, so
+``threading.Thread.start`` is patched to hand the starting attempt's buffer to the thread (only
+when an attempt is running; otherwise it is the original ``start``). Threads that were started
+outside an attempt (a pool created before the run) are not attributed: their writes go to the
+real stream. A thread that outlives its attempt (or an attempt that timed out) writes into the
+run's ``unattributed`` buffer.
+
+The logs are never part of the canonical trace or any digest (I3): the engine keeps them in the
+run's context beside the state, not in it.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+import sys
+import threading
+from collections.abc import Callable
+from typing import IO, Any, NamedTuple
+
+__all__ = [
+    "DEFAULT_LOG_LIMIT",
+    "AttemptLog",
+    "LogBuffer",
+    "LogListener",
+    "current",
+    "install",
+    "truncation_mark",
+]
+
+DEFAULT_LOG_LIMIT = 1024 * 1024
+"""Characters kept per attempt (1 MiB of ASCII); the rest is dropped behind a visible mark."""
+
+LogListener = Callable[[str, int, str], None]
+"""Called with ``(task, attempt, text)`` for every piece of captured text, as it is written."""
+
+
+def truncation_mark(limit: int) -> str:
+    """The line that ends a log cut at ``limit`` characters."""
+    return f"\n[harness-tui: log truncated after {limit:,} characters]\n"
+
+
+class AttemptLog(NamedTuple):
+    """What one attempt printed or logged.
+
+    Attributes:
+        text: stdout, stderr and ``logging`` records interleaved as written (ends with the
+            truncation mark when cut).
+        truncated: the attempt wrote more than the limit.
+    """
+
+    text: str
+    truncated: bool = False
+
+
+# One lock for every buffer: writes are rare next to attempts, and a buffer per attempt is
+# then one allocation less on the hot path.
+_lock = threading.Lock()
+
+
+class LogBuffer:
+    """A bounded, thread-safe text buffer for one attempt (or a run's unattributed output).
+
+    Args:
+        task: the task name ("" for a run's unattributed buffer).
+        attempt: the attempt number (0 for the unattributed buffer).
+        limit: characters kept; later writes are dropped and the log is marked truncated.
+        spill: where writes go once this buffer is closed (the attempt ended but a thread it
+            started goes on writing).
+        listeners: called with each piece of text kept (live views, ``--logs``).
+    """
+
+    __slots__ = ("_parts", "_size", "attempt", "closed", "limit", "listeners", "spill", "task",
+                 "truncated")  # fmt: skip
+
+    def __init__(
+        self,
+        task: str,
+        attempt: int,
+        limit: int = DEFAULT_LOG_LIMIT,
+        spill: LogBuffer | None = None,
+        listeners: list[LogListener] | None = None,
+    ) -> None:
+        self.task = task
+        self.attempt = attempt
+        self.limit = limit
+        self.spill = spill
+        self.listeners = listeners if listeners is not None else []
+        self.closed = False
+        self.truncated = False
+        self._parts: list[str] = []
+        self._size = 0
+
+    def write(self, text: str) -> None:
+        """Keep ``text`` (up to the limit); after :meth:`close`, pass it to the spill buffer."""
+        if self.closed:
+            if self.spill is not None:
+                self.spill.write(text)
+            return
+        with _lock:
+            if self.truncated or not text:
+                return
+            room = self.limit - self._size
+            if len(text) > room:
+                text = text[:room] + truncation_mark(self.limit)
+                self.truncated = True
+            self._parts.append(text)
+            self._size += len(text)
+        if self.listeners:
+            self._tell(text)
+
+    def _tell(self, text: str) -> None:
+        # A listener that prints (``--logs`` writes to stderr) must reach the real stream,
+        # not this buffer again.
+        token = _current.set(None)
+        try:
+            for listener in self.listeners:
+                listener(self.task, self.attempt, text)
+        finally:
+            _current.reset(token)
+
+    def close(self) -> None:
+        """The attempt ended: later writes (from threads it left running) go to the spill."""
+        self.closed = True
+
+    def load(self, log: AttemptLog) -> None:
+        """Fill the buffer with a recorded log (a resumed or replayed run)."""
+        self.write(log.text)
+        if log.truncated:
+            with _lock:
+                self.truncated = True
+
+    def snapshot(self) -> AttemptLog:
+        """The text so far (safe while the attempt is still writing)."""
+        with _lock:
+            if len(self._parts) > 1:
+                self._parts[:] = ["".join(self._parts)]
+            return AttemptLog(self._parts[0] if self._parts else "", self.truncated)
+
+    def __len__(self) -> int:
+        return self._size
+
+
+_current: contextvars.ContextVar[LogBuffer | None] = contextvars.ContextVar(
+    "harness_attempt_log", default=None
+)
+current = _current
+"""The buffer of the attempt running in this context, or None."""
+
+
+class _RoutingStream:
+    """Stands in for ``sys.stdout`` or ``sys.stderr``: text written while an attempt runs goes
+    to its buffer, anything else to the stream it replaced (every other attribute too)."""
+
+    def __init__(self, real: IO[str]) -> None:
+        self.real = real
+
+    def write(self, text: str) -> int:
+        buffer = _current.get()
+        if buffer is None:
+            return self.real.write(text)
+        buffer.write(text)
+        return len(text)
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        if _current.get() is None:
+            self.real.flush()
+
+    def isatty(self) -> bool:
+        # Inside an attempt the output goes to a buffer, not a terminal.
+        return _current.get() is None and self.real.isatty()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
+
+class _LogHandler(logging.Handler):
+    """Root-logger handler: a record emitted during an attempt joins that attempt's log.
+
+    It keeps whatever the logging configuration lets through (a logger's level still
+    decides); outside attempts it does nothing.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(logging.NOTSET)
+        self.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+
+    def emit(self, record: logging.LogRecord) -> None:
+        buffer = _current.get()
+        if buffer is None:
+            # Our handler on the root logger turns off logging's last resort (warnings to
+            # stderr when nothing is configured): keep that behaviour outside attempts.
+            last = logging.lastResort
+            if last is not None and record.levelno >= last.level and _alone():
+                last.handle(record)
+            return
+        try:
+            buffer.write(self.format(record) + "\n")
+        except Exception:  # logging's own contract: a broken record must not kill the task
+            self.handleError(record)
+
+
+def _alone() -> bool:
+    return logging.getLogger().handlers == [_handler]
+
+
+_handler = _LogHandler()
+_root = logging.getLogger()
+_original_start = threading.Thread.start
+
+
+def _start(self: threading.Thread) -> None:
+    """``Thread.start`` that hands the starting attempt's buffer to the new thread."""
+    buffer = _current.get()
+    if buffer is not None:
+        run = self.run  # the bound method: a subclass's own ``run`` is kept
+
+        def attributed() -> None:
+            _current.set(buffer)  # the new thread's own, empty context
+            run()
+
+        self.run = attributed  # type: ignore[method-assign]
+    _original_start(self)
+
+
+def install() -> None:
+    """Route ``sys.stdout``, ``sys.stderr``, ``logging`` and new threads (idempotent; cheap
+    enough to call before every attempt, which re-installs a stream someone replaced)."""
+    stdout, stderr = sys.stdout, sys.stderr
+    if stdout is not None and stdout.__class__ is not _RoutingStream:
+        sys.stdout = _RoutingStream(stdout)
+    if stderr is not None and stderr.__class__ is not _RoutingStream:
+        sys.stderr = _RoutingStream(stderr)
+    # ``logging.basicConfig(force=True)`` removes every root handler: look each time.
+    if _handler not in _root.handlers:
+        _root.addHandler(_handler)
+    if threading.Thread.start is not _start:
+        threading.Thread.start = _start  # type: ignore[method-assign]

@@ -1,0 +1,129 @@
+"""LogsModal: what one task printed or logged, attempt by attempt, live while it runs.
+
+Its :class:`LogView` lives here, not in ``widgets/``: the inspector widget opens a modal, so
+a modal that imported a widget would make the two packages import each other.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Label, Log
+
+from ...engine.capture import AttemptLog
+from ...engine.orchestrator import Run
+from ..sanitize import inert, visible
+
+POLL_SECONDS = 0.2
+"""How often the open view reads the running attempt's log: the run's thread writes it, and
+a timer on the UI's side costs nothing per line a task prints."""
+
+
+class LogView(Log):
+    """An attempt's log. :meth:`show` is called again and again while the attempt runs and
+    writes only what is new, so streaming costs the new text, not the whole log.
+
+    Log text is untrusted: escape sequences and other controls are shown as ``\\x1b``..., and
+    the ``Log`` widget never parses markup.
+    """
+
+    DEFAULT_CSS = """
+    LogView {
+        height: 1fr;
+        background: $surface;
+    }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(highlight=False, auto_scroll=True, id=id)
+        self._shown = 0
+
+    def show(self, log: AttemptLog | None) -> None:
+        """Bring the view up to ``log`` (a later snapshot of the same attempt, or a new one
+        after :meth:`reset`)."""
+        text = log.text if log is not None else ""
+        if len(text) < self._shown:  # not the attempt shown so far
+            self.reset()
+        fresh = text[self._shown :]
+        if fresh:
+            self.write(visible(fresh, multiline=True))
+            self._shown = len(text)
+
+    def reset(self) -> None:
+        """Empty the view (another attempt is about to be shown)."""
+        self.clear()
+        self._shown = 0
+
+
+class LogsModal(ModalScreen[None]):
+    """One task's log per attempt. Follows the latest attempt until the user picks one."""
+
+    BINDINGS = [
+        Binding("escape,q", "close", "Close", id="logs-close"),
+        # Not the arrows: the log view scrolls with them (long lines scroll sideways).
+        Binding("left_square_bracket", "attempt(-1)", "Earlier attempt", id="logs-earlier"),
+        Binding("right_square_bracket", "attempt(1)", "Later attempt", id="logs-later"),
+    ]
+
+    def __init__(self, run: Run, task: str) -> None:
+        super().__init__()
+        self.run = run
+        self.task_name = task
+        self.attempt = max(self._attempts(), 1)
+        self.follow = True  # show each new attempt as it starts
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="logs-dialog", classes="dialog"):
+            yield Label(id="logs-title", classes="dialog-title")
+            yield LogView(id="logs-text")
+            yield Label(id="logs-status")
+            yield Label("[ ] attempt · arrows scroll · escape close", id="logs-keys")
+
+    def on_mount(self) -> None:
+        self._poll()
+        self.set_interval(POLL_SECONDS, self._poll)
+
+    def _attempts(self) -> int:
+        """Attempts of the task that have started so far (the fallback counts as one)."""
+        events = self.run.snapshot().task_events(self.task_name)
+        return max((event.attempt for event in events), default=0)
+
+    def _poll(self) -> None:
+        attempts = self._attempts()
+        if self.follow and attempts > self.attempt:
+            self._switch(attempts)
+        log = self.run.log(self.task_name, self.attempt)
+        self.query_one(LogView).show(log)
+        title = Text("Logs — ", style="bold")
+        title.append_text(inert(self.task_name))
+        title.append(f" · attempt {self.attempt} of {max(attempts, 1)}")
+        self.query_one("#logs-title", Label).update(title)
+        if attempts < self.attempt:
+            status = "not started yet"
+        elif log is None:
+            status = "output is not captured"
+        elif log.truncated:
+            status = "truncated: the attempt wrote more than the log keeps"
+        elif not log.text:
+            status = "nothing printed or logged"
+        else:
+            status = f"{log.text.count(chr(10))} lines"
+        self.query_one("#logs-status", Label).update(status)
+
+    def _switch(self, attempt: int) -> None:
+        self.attempt = attempt
+        self.query_one(LogView).reset()
+
+    def action_attempt(self, delta: int) -> None:
+        attempts = self._attempts()
+        chosen = min(max(self.attempt + delta, 1), max(attempts, 1))
+        self.follow = chosen == attempts
+        if chosen != self.attempt:
+            self._switch(chosen)
+            self._poll()
+
+    def action_close(self) -> None:
+        self.dismiss(None)
