@@ -20,7 +20,8 @@ DATA = Path(__file__).parent / "data"
 
 # store-v0.sqlite3 was written by the last release without schema versions: two finished runs
 # of a three-task workflow (one retry each) and a run of `pipeline` killed with SIGKILL while
-# its second task slept 60 s (one task done of three).
+# its second task slept 60 s (one task done of three). Only the folder names it held were
+# scrubbed afterwards (tracebacks, the workflow's folder).
 SLEEPY = """\
 name: sleepy
 payload: {n: 1}
