@@ -61,16 +61,9 @@ def diff(
     old_wf, new_wf = _load(old), _load(new)
     old_value = parse_payload(old_payload or payload, old_wf.payload, "--old-payload")
     new_value = parse_payload(new_payload or payload, new_wf.payload, "--new-payload")
-    from ..engine.diff import plan_diff
+    from ..workflow.loader import diff_workflows
 
-    result = plan_diff(
-        old_wf.graph,
-        old_value,
-        new_wf.graph,
-        new_value,
-        old_settings=old_wf.settings(),
-        new_settings=new_wf.settings(),
-    )
+    result = diff_workflows(old_wf, old_value, new_wf, new_value)
     if tui:
         from ..tui.diff_app import run_diff_app
 

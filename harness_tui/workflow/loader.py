@@ -19,6 +19,7 @@ import jmespath
 from pydantic import BaseModel, ValidationError
 
 from ..engine.canonical import CanonicalError, check_json
+from ..engine.diff import PlanDiff, plan_diff
 from ..engine.graph import GraphError, TaskGraph, TaskNode, Trigger
 from ..engine.orchestrator import OnFailure
 from ..engine.spec import task_spec
@@ -28,7 +29,14 @@ from .model import Defaults, TaskSpec, WorkflowSpec
 from .refs import LazyCallable, parse_ref
 from .yamlpos import Located, YamlSyntaxError, compose
 
-__all__ = ["MAX_BYTES", "MAX_TASKS", "Workflow", "load_workflow", "parse_workflow"]
+__all__ = [
+    "MAX_BYTES",
+    "MAX_TASKS",
+    "Workflow",
+    "diff_workflows",
+    "load_workflow",
+    "parse_workflow",
+]
 
 MAX_BYTES = 5 * 1024 * 1024
 MAX_TASKS = 100_000
@@ -67,6 +75,18 @@ class Workflow:
             "description": self.description,
             "on_failure": self.on_failure.value,
         }
+
+
+def diff_workflows(old: Workflow, old_payload: Any, new: Workflow, new_payload: Any) -> PlanDiff:
+    """The plan diff of two workflow versions, their workflow-level settings included."""
+    return plan_diff(
+        old.graph,
+        old_payload,
+        new.graph,
+        new_payload,
+        old_settings=old.settings(),
+        new_settings=new.settings(),
+    )
 
 
 def load_workflow(path: str | Path) -> Workflow:

@@ -130,6 +130,9 @@ def test_statuses_running_abandoned_then_resumed(tmp_path: Path) -> None:
     resumed.drive()
     (row,) = store.runs()
     assert (row["status"], row["tasks_done"]) == ("succeeded", 3)
+    headless = LiveRun.start(workflow, workflow.payload, clock=FakeClock())
+    headless.drive()
+    assert resumed.run.digest == row["run_digest"] == headless.run.digest
 
 
 def test_a_lease_held_by_a_dead_process_reads_interrupted(tmp_path: Path) -> None:

@@ -399,3 +399,23 @@ async def test_find_a_task_by_name() -> None:
         await pilot.pause()
         assert workbench(app).selected == "transform_p07"
         assert app.screen.query_one(DagView).selected == "transform_p07"
+
+
+async def test_the_held_run_toast_shows_a_hostile_error_inert(
+    tmp_path: Path, posted: list[str]
+) -> None:
+    workflow = tmp_path / "hostile.yaml"
+    workflow.write_text(
+        "name: hostile\ntasks:\n  a:\n    run: builtin:fail\n    max_retries: 1\n"
+        '    with: {message: "\\e]0;owned\\a\\e[2J [red]x[/]"}\n'
+    )
+    app = make_app(workflow)
+    async with app.run_test(size=SIZE) as pilot:
+        session = workbench(app).session
+        await pilot.press("f", "c")
+        await held_at(pilot, session, 1)
+        (toast,) = [n.message for n in app._notifications if "attempt 1" in n.message]
+        assert "\x1b" not in toast and "\x07" not in toast
+        assert "\\x1b]0;owned\\x07\\x1b[2J [red]x[/]" in toast
+        await pilot.press("s")
+        await settle(pilot)

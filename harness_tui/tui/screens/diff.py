@@ -13,10 +13,10 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, Input, Label, Static
 
-from ...engine.diff import MARKERS, DiffKind, PlanDiff, plan_diff
+from ...engine.diff import MARKERS, DiffKind, PlanDiff
 from ...engine.scheduler import PlanStep
 from ...workflow.errors import WorkflowError
-from ...workflow.loader import Workflow
+from ...workflow.loader import Workflow, diff_workflows
 from ...workflow.sources import load_source
 from ..actions import DIFF, bindings
 from ..dag_layout import layout_dag
@@ -36,14 +36,7 @@ class DiffScreen(Screen[None]):
         super().__init__()
         self.old, self.new = old, new
         self.old_payload, self.new_payload = old_payload, new_payload
-        self.diff: PlanDiff = plan_diff(
-            old.graph,
-            old_payload,
-            new.graph,
-            new_payload,
-            old_settings=old.settings(),
-            new_settings=new.settings(),
-        )
+        self.diff: PlanDiff = diff_workflows(old, old_payload, new, new_payload)
 
     def compose(self) -> ComposeResult:
         yield Static(self._title(), id="diff-title")

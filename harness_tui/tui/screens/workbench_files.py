@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from textual.screen import Screen
 
+from ...workflow.loader import diff_workflows
 from ...workflow.payload import Payload
 from ..intents import IntentQueue
 from ..modals.export import ExportModal
@@ -140,16 +141,7 @@ class FileActions(Screen[None]):
                 "\n".join(exc.lines[:8]), title=f"{path} has errors", severity="error", timeout=10
             )
             return
-        from ...engine.diff import plan_diff
-
-        change = plan_diff(
-            session.workflow.graph,
-            session.payload,
-            fresh.workflow.graph,
-            fresh.payload,
-            old_settings=session.workflow.settings(),
-            new_settings=fresh.workflow.settings(),
-        )
+        change = diff_workflows(session.workflow, session.payload, fresh.workflow, fresh.payload)
         fresh.breakpoints = {t for t in session.breakpoints if t in fresh.workflow.graph}
         fresh.break_on_failure = session.break_on_failure
         session.close()

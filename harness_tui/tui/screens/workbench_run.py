@@ -20,6 +20,7 @@ from textual.worker import Worker
 from ...engine.events import RunStatus
 from ..intents import Intent, IntentQueue
 from ..messages import RunCompleted, RunHeld, RunPaused, StepFinished
+from ..sanitize import visible
 from ..session import Session
 from ..widgets.dag_view import DagView
 from ..widgets.run_header import RunHeader
@@ -206,9 +207,10 @@ class RunControl(Screen[None]):
         event = message.event
         self._select(event.task)
         error = event.error or {}
+        # The error text comes from the task: shown, never interpreted.
+        what = visible(f"{error.get('type', '')}: {error.get('message', '')}")
         self.notify(
-            f"{event.task}: attempt {event.attempt} {event.status.value}: "
-            f"{error.get('type', '')}: {error.get('message', '')}\n"
+            f"{event.task}: attempt {event.attempt} {event.status.value}: {what}\n"
             "n: finish this task · c: continue · s: stop",
             title="Held at a failed attempt",
             severity="warning",
