@@ -31,7 +31,7 @@ from ..engine.canonical import (
     object_text,
     payload_text,
 )
-from ..engine.capture import AttemptLog
+from ..engine.capture import UNATTRIBUTED, AttemptLog
 from ..engine.events import Status, TraceEvent
 from ..engine.graph import TaskGraph
 from ..engine.orchestrator import Run
@@ -169,7 +169,10 @@ def _redact(value: Any, keys: frozenset[str]) -> Any:
 
 
 def _log_json(run: Run, task: str, attempt: int) -> dict[str, Any] | None:
-    log = run.log(task, attempt)
+    return _log_dict(run.log(task, attempt))
+
+
+def _log_dict(log: AttemptLog | None) -> dict[str, Any] | None:
     if log is None or not (log.text or log.truncated):
         return None
     return {"text": log.text, "truncated": log.truncated}
@@ -229,6 +232,7 @@ def _additions_1_1(
             else None
         ),
         "spec": None,
+        "unattributed_log": None if keys else _log_dict(run.unattributed_log()),
     }
 
 
@@ -495,8 +499,12 @@ class RunRecord:
 
     @cached_property
     def logs(self) -> dict[tuple[str, int], AttemptLog]:
-        """What each ``(task, attempt)`` printed or logged (export 1.1; empty for 1.0)."""
+        """What each ``(task, attempt)`` printed or logged (export 1.1; empty for 1.0), and
+        what threads wrote after their attempt ended under ``UNATTRIBUTED``."""
         found = {}
+        stray = self.document.get("unattributed_log")
+        if stray is not None:
+            found[UNATTRIBUTED] = AttemptLog(stray["text"], bool(stray.get("truncated")))
         for attempt in self.document.get("attempts") or []:
             log = attempt.get("log")
             if log is not None:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..engine.capture import AttemptLog
+from ..engine.capture import UNATTRIBUTED, AttemptLog
 from ..engine.clock import Clock
 from ..engine.events import RunStatus, TraceEvent
 from ..engine.executors import Executor
@@ -447,7 +447,10 @@ class RunStore:
     def finish(self, run: Run, run_id: str) -> None:
         """Record the final status and digest of a run and release its lease. A run whose
         end is already recorded is left as it is (a resumed finished run is not re-dated)."""
+        stray = run.unattributed_log()
         with self._transaction() as db:
+            if stray.text or stray.truncated:
+                db.execute(_INSERT_LOG, (run_id, *UNATTRIBUTED, stray.text, stray.truncated))
             db.execute(
                 "UPDATE runs SET status = ?, run_digest = ?, updated_at = ?, lease_owner = NULL, "
                 "lease_until = NULL WHERE id = ? AND status NOT IN (?, ?, ?)",
