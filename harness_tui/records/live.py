@@ -19,6 +19,7 @@ from ..engine.resume import ResumeError
 from ..workflow.loader import Workflow
 from .errors import StoreError
 from .export import RunRecord
+from .fork import Fork, ForkClock
 from .store import RunStore
 
 __all__ = ["LiveRun", "RunSummary"]
@@ -76,6 +77,7 @@ class LiveRun:
         self.store = store
         self.run_id = run_id
         self.problem: str | None = None
+        self.forked_from: tuple[str, str] | None = None  # (run digest, task) of a re-run
         self.driver = Driver(run)
         self._finished_recorded = False
 
@@ -94,6 +96,25 @@ class LiveRun:
             workflow.graph, executor=executor, clock=clock, on_failure=workflow.on_failure
         )
         return cls(workflow, orchestrator.start(payload), store=store)
+
+    @classmethod
+    def fork(
+        cls,
+        fork: Fork,
+        *,
+        store: RunStore | None = None,
+        clock: Clock | None = None,
+        executor: Executor | None = None,
+    ) -> LiveRun:
+        """A new run re-running ``fork.task`` and its descendants with ``executor``, the
+        other tasks replayed from the record (see :mod:`.fork`); its export records what it
+        was forked from."""
+        kept = fork.executor(executor)
+        live = cls.start(
+            fork.workflow, fork.payload, store=store, executor=kept, clock=ForkClock(kept, clock)
+        )
+        live.forked_from = fork.forked_from
+        return live
 
     @classmethod
     def resume(
@@ -203,4 +224,6 @@ class LiveRun:
 
     def export(self, redact: Iterable[str] = ()) -> RunRecord:
         """The run as an export (finished or not)."""
-        return RunRecord.from_run(self.run, self.workflow, run_id=self.run_id, redact=redact)
+        return RunRecord.from_run(
+            self.run, self.workflow, run_id=self.run_id, redact=redact, forked_from=self.forked_from
+        )
