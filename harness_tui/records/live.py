@@ -161,7 +161,9 @@ class LiveRun:
         """Register the run in the store (once); its id, or None without a store."""
         if self.store is not None and self.run_id is None and self.problem is None:
             try:
-                self.run_id = self.store.record(self.run, self.workflow, on_error=self._lost)
+                self.run_id = self.store.record(
+                    self.run, self.workflow, on_error=self._lost, forked_from=self.forked_from
+                )
             except StoreError as exc:
                 self.problem = f"runs are not recorded: {exc}"
         return self.run_id

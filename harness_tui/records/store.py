@@ -94,6 +94,10 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (run_id, task, attempt)
     ) WITHOUT ROWID;
     """,
+    # 4: what a re-run was forked from, {"run_digest", "task"} as JSON (never in a digest).
+    """
+    ALTER TABLE runs ADD COLUMN forked_from TEXT;
+    """,
 )
 """Schema migrations in order; the store's ``user_version`` counts those applied."""
 
@@ -216,6 +220,18 @@ class StoredRun:
     tasks_done: int
     tasks_total: int
     logs: dict[tuple[str, int], AttemptLog] = field(default_factory=dict)
+    forked_from: tuple[str, str] | None = None
+
+
+def _fork_of(text: str) -> tuple[str, str] | None:
+    """A stored ``forked_from`` (JSON ``[run digest, task]``), or None if it is not one."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    if isinstance(value, list) and len(value) == 2 and all(isinstance(v, str) for v in value):
+        return value[0], value[1]
+    return None
 
 
 class RunStore:
@@ -346,8 +362,10 @@ class RunStore:
         workflow: Workflow,
         run_id: str | None = None,
         on_error: Callable[[StoreError], None] | None = None,
+        forked_from: tuple[str, str] | None = None,
     ) -> str:
-        """Register a run, take its lease, and record it as it retires tasks; return its id."""
+        """Register a run, take its lease, and record it as it retires tasks; return its id.
+        ``forked_from`` is ``(run digest, task)`` of the run a re-run was forked from."""
         wall = run.clock.wall()
         run_id = run_id or new_run_id()
         base = str(Path(workflow.path).resolve().parent) if workflow.path != "<string>" else None
@@ -355,8 +373,8 @@ class RunStore:
             db.execute(
                 "INSERT INTO runs (id, workflow_name, workflow_path, workflow_base, "
                 "workflow_source, workflow_digest, payload_text, payload_digest, plan_digest, "
-                "tasks_total, status, started_at, updated_at, lease_owner, lease_until) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?)",
+                "tasks_total, status, started_at, updated_at, lease_owner, lease_until, "
+                "forked_from) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?)",
                 (
                     run_id,
                     workflow.name,
@@ -372,6 +390,7 @@ class RunStore:
                     _iso(wall),
                     lease_owner(),
                     time.time() + LEASE_SECONDS,
+                    None if forked_from is None else json.dumps(list(forked_from)),
                 ),
             )
         self.attach(run, run_id, on_error)
@@ -511,12 +530,12 @@ class RunStore:
             row = self._db.execute(
                 "SELECT workflow_path, workflow_base, workflow_source, payload_text, status, "
                 "(SELECT COUNT(*) FROM events WHERE run_id = runs.id AND final = 1), "
-                "tasks_total, lease_owner, lease_until FROM runs WHERE id = ?",
+                "tasks_total, lease_owner, lease_until, forked_from FROM runs WHERE id = ?",
                 (run_id,),
             ).fetchone()
             if row is None:
                 raise StoreError(f"no run {run_id!r} in {self.path}")
-            path, base, source, payload_text, status, done, total, owner, until = row
+            path, base, source, payload_text, status, done, total, owner, until, fork = row
             events = [
                 TraceEvent.from_dicts(
                     json.loads(canonical),
@@ -544,7 +563,10 @@ class RunStore:
                 f"run {run_id}: stored workflow is invalid: {exc.problems[0]}"
             ) from None
         status = effective_status(status, owner, until)
-        return StoredRun(run_id, workflow, payload_text, events, outputs, status, done, total, logs)
+        forked_from = None if fork is None else _fork_of(fork)
+        return StoredRun(
+            run_id, workflow, payload_text, events, outputs, status, done, total, logs, forked_from
+        )
 
     def _restore(
         self, stored: StoredRun, executor: Executor | None = None, clock: Clock | None = None
@@ -630,6 +652,7 @@ class RunStore:
             run_id=run_id,
             redact=redact,
             status=stored.status if stored.status in FINISHED else None,
+            forked_from=stored.forked_from,
         )
 
     def integrity_check(self) -> str:

@@ -118,6 +118,11 @@ def test_a_stored_run_reruns_by_its_id(folder: Path, monkeypatch: pytest.MonkeyP
     code, _, err = harness("rerun", run_id, "--from", "transform", "--store", store)
     assert code == 0, err
     assert calls() == ["transform", "load"]
+    fork_id = next(line.split()[-1] for line in err.splitlines() if line.startswith("run id:"))
+    exported = folder / "fork.json"
+    assert harness("export", fork_id, str(exported), "--store", store)[0] == 0
+    # The store keeps what the fork came from, so its export says it too.
+    assert json.loads(exported.read_text())["forked_from"]["task"] == "transform"
 
 
 @pytest.mark.parametrize(
