@@ -40,6 +40,7 @@ from ..engine.state import RunState
 from ..workflow.errors import WorkflowError
 from ..workflow.loader import Workflow, parse_workflow
 from ..workflow.payload import NotRegularFileError, open_regular, read_capped, too_many_digits
+from ..workflow.python_source import python_spec, workflow_from_spec
 from .errors import RecordError
 from .model import FORMAT, FORMAT_VERSION, RunExport
 
@@ -231,7 +232,7 @@ def _additions_1_1(
             if keys
             else None
         ),
-        "spec": None,
+        "spec": python_spec(workflow),
         "unattributed_log": None if keys else _log_dict(run.unattributed_log()),
     }
 
@@ -452,6 +453,12 @@ class RunRecord:
             WorkflowError: the embedded source is not a valid workflow.
         """
         wf = self.document["workflow"]
+        spec = self.document.get("spec")
+        if spec is not None:  # defined in Python: rebuilt from its code-free spec
+            if check_json(spec) != wf["source"]:
+                raise RecordError(f"{self.source_name}: the spec does not match its workflow")
+            skipped = {e.task for e in self.events if e.status is Status.SKIPPED}
+            return workflow_from_spec(spec, wf["path"], skipped)
         try:
             base = Path(wf["path"]).resolve().parent if wf["path"] != "<string>" else None
         except (OSError, ValueError):  # a NUL in the path, or one the OS cannot resolve

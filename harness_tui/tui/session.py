@@ -26,8 +26,10 @@ from ..records.live import LiveRun
 from ..records.replay import replay_run
 from ..records.store import RunStore
 from ..workflow.errors import WorkflowError
-from ..workflow.loader import Workflow, load_workflow
+from ..workflow.loader import Workflow
 from ..workflow.payload import Payload
+from ..workflow.python_source import is_python_ref
+from ..workflow.sources import load_any
 from .dag_layout import DagLayout, layout_dag
 
 __all__ = ["COALESCE_SECONDS", "OpenError", "Session", "open_session"]
@@ -332,10 +334,12 @@ def open_session(
         OpenError: with the lines to show (never a traceback).
     """
     file = Path(path)
-    try:
-        kind = file_kind(file)
-    except RecordError as exc:  # a pipe, a device, a folder: refused before reading
-        raise OpenError(path, [str(exc)]) from None
+    kind = FileKind.WORKFLOW  # file.py:factory imports the user's module, by design (I6)
+    if not is_python_ref(path):
+        try:
+            kind = file_kind(file)
+        except RecordError as exc:  # a pipe, a device, a folder: refused before reading
+            raise OpenError(path, [str(exc)]) from None
     if kind is FileKind.EXPORT:
         try:
             record = RunRecord.read(file)
@@ -348,7 +352,7 @@ def open_session(
         except RecordError as exc:
             raise OpenError(path, [str(exc)]) from None
     try:
-        workflow = load_workflow(file)
+        workflow = load_any(path)
     except WorkflowError as exc:
         raise OpenError(path, [str(p) for p in exc.problems]) from None
     value = workflow.payload if payload is None else payload.value
