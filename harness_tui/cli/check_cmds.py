@@ -21,6 +21,7 @@ from .common import (
     load_or_die,
     parse_payload,
     payload_option,
+    workers_option,
 )
 
 if TYPE_CHECKING:
@@ -34,15 +35,16 @@ if TYPE_CHECKING:
 @payload_option
 @click.option("--runs", "count", type=click.IntRange(2, 50), default=2, help="How many fresh runs.")
 @click.option("--against", type=click.Path(dir_okay=False), help="A run export to compare with.")
-def verify(file: str, payload: str | None, count: int, against: str | None) -> None:
+@workers_option
+def verify(file: str, payload: str | None, count: int, against: str | None, workers: int) -> None:
     """Check determinism: fresh runs under different hash seeds, or one run against an export."""
     from ..records.divergence import trace_diff
 
     workflow = load_or_die(file)
     if against:
-        _verify_against(workflow, against, payload)
+        _verify_against(workflow, against, payload, workers)
     value = parse_payload(payload, workflow.payload)
-    records = _fresh_records(file, value, count)
+    records = _fresh_records(file, value, count, workers)
     first_record = records[0]
     for index, other in enumerate(records[1:], start=2):
         if other.digests != first_record.digests:
@@ -58,7 +60,7 @@ def verify(file: str, payload: str | None, count: int, against: str | None) -> N
     )
 
 
-def _verify_against(workflow: Workflow, against: str, payload: str | None) -> None:
+def _verify_against(workflow: Workflow, against: str, payload: str | None, workers: int) -> None:
     """One fresh run of ``workflow`` compared with the export ``against``; exits."""
     from ..records.divergence import compare_records, count_tasks, trace_diff
     from ..records.export import RunRecord
@@ -71,7 +73,7 @@ def _verify_against(workflow: Workflow, against: str, payload: str | None) -> No
             "task, so there is nothing to compare"
         )
     value = parse_payload(payload, record.payload)
-    live = _live_record(workflow, value)
+    live = _live_record(workflow, value, workers)
     diff = trace_diff(record.events, live.events, record.outputs, live.outputs)
     if diff.identical and live.digests == record.digests:
         click.echo(f"identical to {against}: run digest {record.digests['run']}")
@@ -90,7 +92,7 @@ def _verify_against(workflow: Workflow, against: str, payload: str | None) -> No
     sys.exit(EXIT_FAILED)
 
 
-def _fresh_records(file: str, payload: Any, count: int) -> list[RunRecord]:
+def _fresh_records(file: str, payload: Any, count: int, workers: int = 1) -> list[RunRecord]:
     """``count`` runs of ``file`` in child processes, each under its own hash seed.
 
     The payload reaches the children through a file: on their command line a large one
@@ -116,6 +118,8 @@ def _fresh_records(file: str, payload: Any, count: int) -> list[RunRecord]:
                     "--export",
                     "-",
                     "--quiet",
+                    "--workers",
+                    str(workers),
                 ],
                 capture_output=True,
                 text=True,
@@ -128,11 +132,11 @@ def _fresh_records(file: str, payload: Any, count: int) -> list[RunRecord]:
     return records
 
 
-def _live_record(workflow: Workflow, payload: Any) -> RunRecord:
+def _live_record(workflow: Workflow, payload: Any, workers: int = 1) -> RunRecord:
     from ..engine.orchestrator import TaskOrchestrator
     from ..records.export import RunRecord
 
-    orchestrator = TaskOrchestrator(workflow.graph, on_failure=workflow.on_failure)
+    orchestrator = TaskOrchestrator(workflow.graph, on_failure=workflow.on_failure, workers=workers)
     return RunRecord.from_run(orchestrator.start(payload).run_to_end(), workflow)
 
 

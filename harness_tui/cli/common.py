@@ -68,6 +68,14 @@ def table_console() -> Console:
     return Console() if sys.stdout.isatty() else Console(width=10_000)
 
 
+workers_option = click.option(
+    "--workers",
+    type=click.IntRange(1, 256),
+    default=1,
+    show_default=True,
+    help="Tasks run at once, in threads; the trace and digests are the serial run's.",
+)
+
 payload_option = click.option(
     "--payload",
     metavar="JSON|@FILE",

@@ -21,6 +21,7 @@ from .common import (
     parse_payload,
     payload_option,
     table_console,
+    workers_option,
 )
 
 if TYPE_CHECKING:
@@ -172,6 +173,7 @@ def _finish(live: LiveRun, quiet: bool, export_to: str | None, fmt: str, redact:
 )
 @redact_option
 @logs_option
+@workers_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
 def run(
     file: str,
@@ -183,6 +185,7 @@ def run(
     jsonl_path: str | None,
     redact: str,
     show_logs: bool,
+    workers: int,
     quiet: bool,
 ) -> None:
     """Run a workflow headless; exit 0 if it succeeded, 1 if it failed, 2 on invalid input."""
@@ -191,7 +194,7 @@ def run(
     workflow = load_or_die(file)
     value = parse_payload(payload, workflow.payload)
     store = None if no_store else _open_store(store_path, create=True)
-    live = LiveRun.start(workflow, value, store=store)
+    live = LiveRun.start(workflow, value, store=store, workers=workers)
     run_id = live.ensure_recorded()
     if run_id and not quiet:
         click.echo(f"run id: {run_id}", err=True)
@@ -365,8 +368,14 @@ def export(run_id: str, file: str, fmt: str, redact: str, store_path: str | None
     "another host before the lease expired). Make sure nothing else is running it.",
 )
 @logs_option
+@workers_option
 def resume(
-    run_id: str, store_path: str | None, export_to: str | None, force: bool, show_logs: bool
+    run_id: str,
+    store_path: str | None,
+    export_to: str | None,
+    force: bool,
+    show_logs: bool,
+    workers: int,
 ) -> None:
     """Continue a stored run (interrupted or abandoned) from its last committed task."""
     from ..records.live import LiveRun
@@ -376,6 +385,7 @@ def resume(
     store = RunStore(store_path or default_store_path(), create=False, write=True)
     live = LiveRun.resume(store, run_id, force=force)
     the_run = live.run
+    the_run.set_workers(workers)
     if the_run.finished:
         click.echo(f"run {run_id} had already finished: {the_run.status.value}", err=True)
     else:

@@ -90,10 +90,16 @@ class LiveRun:
         store: RunStore | None = None,
         executor: Executor | None = None,
         clock: Clock | None = None,
+        workers: int = 1,
     ) -> LiveRun:
-        """A new run of ``workflow`` for ``payload``, positioned before its first task."""
+        """A new run of ``workflow`` for ``payload``, positioned before its first task, run
+        by ``workers`` threads."""
         orchestrator = TaskOrchestrator(
-            workflow.graph, executor=executor, clock=clock, on_failure=workflow.on_failure
+            workflow.graph,
+            executor=executor,
+            clock=clock,
+            on_failure=workflow.on_failure,
+            workers=workers,
         )
         return cls(workflow, orchestrator.start(payload), store=store)
 
@@ -195,6 +201,7 @@ class LiveRun:
     def abandon(self) -> None:
         """Leave an unfinished run behind: the store marks it ``abandoned`` (resumable)."""
         if not self.run.finished:
+            self.run.close()
             self._record_end()
 
     # -- results ----------------------------------------------------------------------------

@@ -124,6 +124,7 @@ def create_app(
     clock: Clock | None = None,
     store_path: str | None = None,
     strict: bool = False,
+    workers: int = 1,
 ) -> HarnessApp:
     """The app as the CLI builds it (tests and screenshots use this very factory).
 
@@ -145,7 +146,7 @@ def create_app(
     if path is None:
         return app(None)
     try:
-        session = open_session(path, payload, clock=clock, store=store)
+        session = open_session(path, payload, clock=clock, store=store, workers=workers)
         if replay and not session.replay:
             raise OpenError(path, [f"{path}: not a run export"])
     except OpenError as exc:

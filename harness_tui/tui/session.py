@@ -57,6 +57,7 @@ class Session:
     clock: Clock | None = None
     source_path: str = ""
     store: RunStore | None = None
+    workers: int = 1
 
     def __post_init__(self) -> None:
         self.breakpoints: set[str] = set()
@@ -132,6 +133,7 @@ class Session:
             store=self.store,
             executor=SerialExecutor(isolate=True),
             clock=self.clock,
+            workers=self.workers,
         )
 
     def _replace_run(self) -> None:
@@ -210,6 +212,7 @@ class Session:
         self.live = LiveRun.fork(
             fork, store=self.store, clock=self.clock, executor=SerialExecutor(isolate=True)
         )
+        self.live.run.set_workers(self.workers)
         self.live.driver.break_on_failure = self._break_on_failure
         return fork
 
@@ -327,6 +330,7 @@ def open_session(
     payload: Payload | None = None,
     clock: Clock | None = None,
     store: RunStore | None = None,
+    workers: int = 1,
 ) -> Session:
     """Open a workflow file (with ``payload``, or its own) or a run export.
 
@@ -356,4 +360,4 @@ def open_session(
     except WorkflowError as exc:
         raise OpenError(path, [str(p) for p in exc.problems]) from None
     value = workflow.payload if payload is None else payload.value
-    return Session(workflow, value, clock=clock, source_path=path, store=store)
+    return Session(workflow, value, clock=clock, source_path=path, store=store, workers=workers)
