@@ -20,6 +20,7 @@ def commands(c: Corpus) -> dict[str, tuple[list[str], int]]:
         "plan-json": (["plan", wf, "--json"], 0),
         "plan-file-name": (["plan", c.hostile_file_name.name], 0),
         "plan-invalid": (["plan", c.invalid.name], 2),
+        "plan-invalid-file-name": (["plan", c.invalid_file_name.name], 2),
         "plan-payload": (["plan", wf, "--payload", '{"\\u001b]0;t\\u0007": 1}'], 0),
         "plan-bad-payload": (["plan", wf, "--payload", HOSTILE], 2),
         "run": (["run", wf, "--no-store"], 1),

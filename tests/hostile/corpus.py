@@ -101,17 +101,12 @@ class Corpus:
     invalid: Path
     huge: Path
     hostile_file_name: Path
+    invalid_file_name: Path
     export: Path
     changed_export: Path
     forged_export: Path
     bad_export: Path
     golden: Path
-
-    def files(self) -> list[Path]:
-        return [
-            self.workflow, self.changed, self.invalid, self.huge, self.hostile_file_name,
-            self.export, self.changed_export, self.forged_export, self.bad_export, self.golden,
-        ]  # fmt: skip
 
 
 def _export(workflow: Path, target: Path) -> None:
@@ -150,6 +145,8 @@ def build(folder: Path) -> Corpus:
     )
     hostile_file_name = folder / f"evil{HOSTILE.replace('/', '|')}.yaml"
     hostile_file_name.write_text(_workflow(HOSTILE_YAML), encoding="utf-8")
+    invalid_file_name = folder / f"bad{HOSTILE.replace('/', '|')}.yaml"
+    invalid_file_name.write_text(INVALID, encoding="utf-8")
     export, changed_export = folder / "hostile.json", folder / "hostile_v2.json"
     _export(workflow, export)
     _export(changed, changed_export)
@@ -163,6 +160,7 @@ def build(folder: Path) -> Corpus:
     keys = ("payload", "plan", "trace", "results")
     golden.write_text(json.dumps({key: pinned[key] for key in keys}, ensure_ascii=False))
     return Corpus(
-        folder, workflow, changed, invalid, huge, hostile_file_name, export, changed_export,
+        folder, workflow, changed, invalid, huge, hostile_file_name, invalid_file_name, export,
+        changed_export,
         forged_export, bad_export, golden,
     )  # fmt: skip

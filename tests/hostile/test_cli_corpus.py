@@ -5,6 +5,7 @@ output matches its expected file (``HARNESS_UPDATE_GOLDEN=1`` rewrites them)."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from .corpus import OBEYED, SHOWN, Corpus, build
 EXPECTED = Path(__file__).parent / "expected"
 # Outputs holding wall times, timings or run ids: checked for raw bytes, not compared.
 UNSTABLE = {"run-export-stdout", "run-chrome", "run-stored", "runs", "runs-json", "runs-table"}
-NAMES = list(commands(Corpus(*[Path("x")] * 11)))
+NAMES = list(commands(Corpus(*[Path("x")] * len(dataclasses.fields(Corpus)))))
 
 
 @pytest.fixture(scope="module")

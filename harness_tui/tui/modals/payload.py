@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -12,6 +11,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Label, TextArea
 
 from ...workflow.payload import PayloadError, editable_text, parse_payload
+from ..sanitize import inert
 
 NOTHING = object()
 
@@ -55,7 +55,7 @@ class PayloadModal(ModalScreen[Any]):
         try:
             parsed = parse_payload(text.strip(), "payload")
         except PayloadError as exc:
-            error.update(Text(str(exc)))
+            error.update(inert(str(exc)))
             error.add_class("-error")
             return
         self.dismiss(parsed.value)
