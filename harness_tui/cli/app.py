@@ -106,7 +106,7 @@ def plan(file: str, payload: str | None, as_json: bool) -> None:
         return
     from rich.table import Table
 
-    table = Table(title=f"{workflow.name}: {len(the_plan)} tasks", title_justify="left")
+    table = Table(title=f"{shown(workflow.name)}: {len(the_plan)} tasks", title_justify="left")
     for column in ("#", "task", "task_id", "level", "depends_on"):
         table.add_column(column, justify="right" if column in ("#", "level") else "left")
     for step in the_plan:

@@ -71,6 +71,13 @@ class Terminal:
                 raise AssertionError(f"{text!r} never appeared; the screen was:\n{screen}")
             time.sleep(0.1)
 
+    def wait_gone(self, text: str, seconds: float = 30) -> None:
+        """Wait until a modal showing ``text`` has closed, so the next key reaches the screen."""
+        deadline = time.monotonic() + seconds
+        while text in SGR.sub("", self.screen()):
+            assert time.monotonic() < deadline, f"{text!r} never went away"
+            time.sleep(0.1)
+
     def check(self, screen: str) -> None:
         """Nothing from the data changed the terminal: title, clipboard, screen content."""
         assert self.tmux("display", "-p", "-t", "t", "#{pane_title}").strip() == TITLE
@@ -107,15 +114,21 @@ def test_a_hostile_workflow_opened_run_and_inspected(terminal: Terminal) -> None
     terminal.keys("c")
     terminal.wait_for("failed")
     for task in ("explode", "echo", "shout"):  # each in the inspector; shout printed
-        terminal.keys("/", task, "Enter")
-        terminal.check(terminal.screen())
+        terminal.keys("/")
+        terminal.wait_for("Find a task")
+        terminal.keys(task, "Enter")
+        terminal.wait_for(f'name: "{task}"')
     terminal.keys("l")
     terminal.wait_for("log ")
-    terminal.keys("Escape", "o")
+    terminal.keys("Escape")
+    terminal.wait_gone("escape close")
+    terminal.keys("o")
     terminal.wait_for("Open a workflow")
-    terminal.keys("Escape", "d")
+    terminal.keys("Escape")
+    terminal.wait_gone("Open a workflow")
+    terminal.keys("d")
     terminal.wait_for("Compare with")
-    terminal.keys("hostile_v2.yaml", "Enter")
+    terminal.keys("C-u", "hostile_v2.yaml", "Enter")
     terminal.wait_for("1 changed")
     terminal.keys("n")  # the changed task, its with: values in the inspector
     terminal.wait_for("multi: ")

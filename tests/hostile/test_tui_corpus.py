@@ -143,3 +143,27 @@ async def test_a_128_character_name_leaves_status_and_progress_in_the_header(
         header = app.screen.query_one(RunHeader).render()
         assert header.plain.endswith("  succeeded  1/1")
         assert "…" in header.plain and header.cell_len <= 80
+
+
+@pytest.mark.parametrize("kind", ["workflows", "exports"])
+async def test_diff_tui_shows_changed_with_values_as_text(in_corpus: Corpus, kind: str) -> None:
+    from harness_tui.records.export import RunRecord
+    from harness_tui.tui.diff_app import DiffApp, record_diff_screen
+    from harness_tui.tui.screens.diff import DiffScreen
+    from harness_tui.workflow.loader import load_workflow
+
+    if kind == "exports":
+        screen = record_diff_screen(
+            RunRecord.read("hostile.json"), RunRecord.read("hostile_v2.json")
+        )
+    else:
+        old, new = load_workflow("hostile.yaml"), load_workflow("hostile_v2.yaml")
+        screen = DiffScreen(old, old.payload, new, new.payload)
+    app = DiffApp(screen)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await pilot.pause()
+        labels = [str(node.label) for node in _nodes(app.screen.query_one(Inspector).root)]
+        assert any(label.startswith(SHOWN[:20]) for label in labels)
+        assert any(': "[/] [link=https://evil.example]x[/link] ' in label for label in labels)
+        assert "DIFF" in drawn(app)
