@@ -167,3 +167,18 @@ async def test_diff_tui_shows_changed_with_values_as_text(in_corpus: Corpus, kin
         assert any(label.startswith(SHOWN[:20]) for label in labels)
         assert any(': "[/] [link=https://evil.example]x[/link] ' in label for label in labels)
         assert "DIFF" in drawn(app)
+
+
+async def test_the_payload_editor_shows_controls_as_json_escapes(in_corpus: Corpus) -> None:
+    from textual.widgets import TextArea
+
+    from harness_tui.tui.modals.payload import PayloadModal
+
+    app = make_app("hostile.yaml", store_path=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("y")
+        await pilot.pause()
+        assert isinstance(app.screen, PayloadModal)
+        text = app.screen.query_one(TextArea).text
+        assert "\\u009b31m" in text and "\\u202etxt.exe" in text  # the same JSON value
+        drawn(app)

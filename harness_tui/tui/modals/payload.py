@@ -10,6 +10,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, TextArea
 
+from ...engine.untrusted import json_visible
 from ...workflow.payload import PayloadError, editable_text, parse_payload
 from ..sanitize import inert
 
@@ -27,7 +28,9 @@ class PayloadModal(ModalScreen[Any]):
 
     def __init__(self, payload: Any) -> None:
         super().__init__()
-        self.initial = editable_text(payload)
+        # JSON leaves C1 and bidi controls raw; escaped, the text is the same JSON value and
+        # the editor draws nothing a terminal would obey.
+        self.initial = json_visible(editable_text(payload))
 
     def compose(self) -> ComposeResult:
         with Vertical(id="payload-dialog", classes="dialog"):
