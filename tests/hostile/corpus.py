@@ -47,6 +47,28 @@ def explode(inputs):
 '''
 
 
+HARNESS = f'''
+"""A harness defined in Python: hostile params, and a factory that fails with hostile text."""
+
+from hostile_tasks import explode, shout
+
+from harness_tui import Harness
+
+HOSTILE = {HOSTILE!r}
+
+
+def build():
+    harness = Harness()
+    harness.register("shout", shout, params={{HOSTILE: HOSTILE}})
+    harness.register("explode", explode, depends_on=["shout"])
+    return harness
+
+
+def boom():
+    raise ValueError(HOSTILE * 10_000)
+'''
+
+
 def _workflow(value: str) -> str:
     return f"""\
 name: hostile
@@ -132,6 +154,7 @@ def _forge(export: Path, target: Path) -> None:
 def build(folder: Path) -> Corpus:
     """Write the corpus into ``folder`` (runs the hostile workflows once, in process)."""
     (folder / "hostile_tasks.py").write_text(TASKS, encoding="utf-8")
+    (folder / "hostile_harness.py").write_text(HARNESS, encoding="utf-8")
     workflow = folder / "hostile.yaml"
     workflow.write_text(_workflow(HOSTILE_YAML), encoding="utf-8")
     changed = folder / "hostile_v2.yaml"
