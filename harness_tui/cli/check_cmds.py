@@ -18,6 +18,7 @@ from .common import (
     EXIT_INVALID,
     EXIT_OK,
     die,
+    echo,
     load_or_die,
     parse_payload,
     payload_option,
@@ -52,9 +53,9 @@ def verify(file: str, payload: str | None, count: int, against: str | None, work
                 first_record.events, other.events, first_record.outputs, other.outputs
             )
             where = diff.first.describe() if diff.first else "results differ"
-            click.echo(f"not deterministic: run {index} differs from run 1: {where}")
+            echo(f"not deterministic: run {index} differs from run 1: {where}")
             sys.exit(EXIT_FAILED)
-    click.echo(
+    echo(
         f"deterministic: {count} runs under different hash seeds agree on plan, trace and "
         f"results; run digest {first_record.digests['run']}"
     )
@@ -76,19 +77,19 @@ def _verify_against(workflow: Workflow, against: str, payload: str | None, worke
     live = _live_record(workflow, value, workers)
     diff = trace_diff(record.events, live.events, record.outputs, live.outputs)
     if diff.identical and live.digests == record.digests:
-        click.echo(f"identical to {against}: run digest {record.digests['run']}")
+        echo(f"identical to {against}: run digest {record.digests['run']}")
         sys.exit(EXIT_OK)
     if live.plan.digest != record.plan.digest and diff.identical:
-        click.echo("plans differ although the traces agree", err=True)
+        echo("plans differ although the traces agree", err=True)
         sys.exit(EXIT_FAILED)
     found = compare_records(record, live).tasks
     if found:
         more = f" ({count_tasks(len(found))})" if len(found) > 1 else ""
         where = found[0].describe(sides=("the record", "this run"))
-        click.echo(f"diverges from the record: {where}{more}")
+        echo(f"diverges from the record: {where}{more}")
     else:  # the same tasks did the same things, in another order
         first = diff.first
-        click.echo("diverges from the record: " + (first.describe() if first else "digests differ"))
+        echo("diverges from the record: " + (first.describe() if first else "digests differ"))
     sys.exit(EXIT_FAILED)
 
 
@@ -165,15 +166,15 @@ def golden(file: str, golden_file: str, payload: str | None, update: bool) -> No
             atomic_write(golden_file, text)
         except OSError as exc:
             die(f"cannot write {golden_file}: {exc.strerror}")
-        click.echo(f"wrote {golden_file}")
+        echo(f"wrote {golden_file}")
         return
     expected = _read_golden(golden_file)
     if "spec" not in expected:  # written before specs were pinned: compare what it has
         del document["spec"]
     if expected == document:
-        click.echo(f"ok: {file} matches {golden_file}")
+        echo(f"ok: {file} matches {golden_file}")
         return
-    click.echo(f"golden mismatch: {_golden_mismatch(expected, document, golden_file)}")
+    echo(f"golden mismatch: {_golden_mismatch(expected, document, golden_file)}")
     sys.exit(EXIT_FAILED)
 
 

@@ -17,10 +17,14 @@ from ..records.store import RunStore
 from ..workflow.payload import Payload
 from .actions import GLOBAL, Action, bindings
 from .modals.help import HelpModal
+from .sanitize import shorten, shown, visible
 from .screens.workbench import WorkbenchScreen
 from .session import OpenError, Session, open_session
 
 __all__ = ["HarnessApp", "create_app", "keymap_path"]
+
+NOTIFY_LIMIT = 2_000
+"""At most this many characters of a notification: a 1 MB error message stays a toast."""
 
 
 def keymap_path() -> Path:
@@ -67,8 +71,12 @@ class HarnessApp(App[None]):
         timeout: float | None = None,
         markup: bool = False,
     ) -> None:
-        """Notifications carry file paths, task names and error text: never parse markup."""
-        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
+        """Notifications carry file paths, task names and error text: shown (shortened, made
+        visible), never obeyed or parsed as markup."""
+        message = visible(shorten(message, NOTIFY_LIMIT), multiline=True)
+        super().notify(
+            message, title=shown(title), severity=severity, timeout=timeout, markup=False
+        )
 
     def _load_keymap(self) -> None:
         from .actions import binding_ids

@@ -23,7 +23,7 @@ from ...workflow.sources import load_source
 from ..actions import DIFF, bindings
 from ..dag_layout import layout_dag
 from ..looks import KIND_LOOKS
-from ..sanitize import visible
+from ..sanitize import shown
 from ..widgets.dag_view import DagView
 from ..widgets.inspector import Inspector
 from ..widgets.status_styles import role_colour
@@ -64,7 +64,7 @@ class DiffScreen(Screen[None]):
     def _title(self) -> Text:
         text = Text()
         text.append(" DIFF ", style="bold reverse")
-        text.append(f"  {self.old.path}  →  {self.new.path}   ")
+        text.append(f"  {shown(self.old.path)}  →  {shown(self.new.path)}   ")
         text.append(
             self.diff.summary_line() if not self.diff.identical else "plans identical", style="bold"
         )
@@ -85,7 +85,7 @@ class DiffScreen(Screen[None]):
             ("new", f"new: {self.new.path}"),
             *((("run", "run"),) if self.runs is not None else ()),
         ):
-            table.add_column(Text(visible(label)), key=key)
+            table.add_column(Text(shown(label)), key=key)
         for i, row in enumerate(self.diff.rows):
             look = KIND_LOOKS.get(row.kind)
             # The kind's colour only: its extra style (bold, strike) is for the DAG's boxes.
@@ -169,7 +169,9 @@ class DiffScreen(Screen[None]):
 
 
 def _cell(step: PlanStep | None) -> str:
-    return "" if step is None else f"{step.index:>3} {step.task}  {step.task_id[:8]}  L{step.level}"
+    if step is None:
+        return ""
+    return f"{step.index:>3} {shown(step.task)}  {step.task_id[:8]}  L{step.level}"
 
 
 class DiffTargetModal(ModalScreen[str | None]):

@@ -20,6 +20,7 @@ from ..actions import INSPECTOR, WORKBENCH, bindings
 from ..inspection import event_sections, task_sections
 from ..intents import IntentQueue
 from ..modals.find_task import FindTaskModal
+from ..sanitize import shown
 from ..session import OpenError, Session
 from ..widgets.dag_view import DagView
 from ..widgets.inspector import Inspector
@@ -89,9 +90,12 @@ class WorkbenchScreen(RunControl, FileActions, ErrorActions, LogActions, Screen[
         if error is None:
             errors.update("Nothing open. Press o to open a workflow or a run export.")
         else:
-            text = f"Cannot open {error.path}:\n\n" + "\n".join(error.lines)
-            # Plain text: error lines quote paths like payload.x[1], which are not markup.
-            errors.update(Text(text + "\n\no: open another file · R: reload"))
+            # Each line visible (a file name or a quoted value cannot break or drive it), as
+            # plain text: error lines quote paths like payload.x[1], which are not markup.
+            lines = [f"Cannot open {shown(error.path)}:", ""] + [
+                shown(x, 2_000) for x in error.lines
+            ]
+            errors.update(Text("\n".join(lines) + "\n\no: open another file · R: reload"))
         errors.display = True
         self.query_one("#panes").display = False
         self.query_one(RunHeader).update_from(None)
