@@ -1,0 +1,146 @@
+"""Phase 4: geometry. Boxes get their cells for a mode, lanes their columns, edges their runs.
+
+Cheap (linear in slots and hops), so a view can lay the same routing out again when the user
+switches modes or the pane is resized.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .model import BUCKET, DagLayout, Edge, Mode, NodeBox, Piece
+from .routing import Gap, Hop, Routing, half_row
+
+__all__ = ["FULL_NAME_WIDTH", "MIN_NAME_WIDTH", "fit_name_width", "layout_width", "place"]
+
+FULL_NAME_WIDTH = 40
+"""Full mode shows names up to this long whole."""
+MIN_NAME_WIDTH = 4
+"""Compact mode never cuts a name shorter than this."""
+
+
+def box_width(mode: Mode, name_length: int) -> int:
+    """Cells of a box whose (possibly cut) name is ``name_length`` long: see
+    :func:`~harness_tui.layout.drawing.label` (plus two borders in full mode)."""
+    return name_length + (5 if mode is Mode.FULL else 2)
+
+
+def box_height(mode: Mode) -> int:
+    """Rows of a box: a bordered box is three rows, a compact one one."""
+    return 3 if mode is Mode.FULL else 1
+
+
+def _layer_widths(routing: Routing, mode: Mode, name_width: int) -> list[int]:
+    layered = routing.layered
+    return [
+        max(
+            (box_width(mode, min(len(k), name_width)) for k in keys if not layered.is_dummy(k)),
+            default=1,
+        )
+        for keys in layered.slots
+    ]
+
+
+def layout_width(routing: Routing, mode: Mode, name_width: int) -> int:
+    """The width of the drawing, without drawing it."""
+    widths = _layer_widths(routing, mode, name_width)
+    return sum(widths) + sum(gap.lanes + 2 for gap in routing.gaps)
+
+
+def fit_name_width(routing: Routing, mode: Mode, available: int) -> int:
+    """The longest name width (at most :data:`FULL_NAME_WIDTH`) whose drawing fits
+    ``available`` columns, or :data:`MIN_NAME_WIDTH` if none does."""
+    longest = max((len(k) for k in routing.position), default=MIN_NAME_WIDTH)
+    for name_width in range(min(longest, FULL_NAME_WIDTH), MIN_NAME_WIDTH - 1, -1):
+        if layout_width(routing, mode, name_width) <= available:
+            return name_width
+    return MIN_NAME_WIDTH
+
+
+def place(routing: Routing, mode: Mode, name_width: int = FULL_NAME_WIDTH) -> DagLayout:
+    """Lay ``routing`` out in ``mode``, cutting names longer than ``name_width``."""
+    layout = DagLayout(mode=mode, name_width=name_width)
+    layered = routing.layered
+    widths = _layer_widths(routing, mode, name_width)
+    x = 0
+    for index, width in enumerate(widths):
+        layout.columns.append((x, x + width))
+        x += width + (routing.gaps[index].lanes + 2 if index < len(routing.gaps) else 0)
+    layout.width = x
+    height = box_height(mode)
+    for index, keys in enumerate(layered.slots):
+        real = [k for k in keys if not layered.is_dummy(k)]
+        layout.layers.append(real)
+        for key in real:
+            y = _row(mode, half_row(index, routing.position[key])) - height // 2
+            name = min(len(key), name_width)
+            own = widths[index] if mode is Mode.FULL else box_width(mode, name)
+            box = NodeBox(
+                key, index, routing.position[key], layout.columns[index][0], y, own, height
+            )
+            layout.boxes[key] = box
+            for row in range(y, y + height):
+                layout.rows[row].append(box)
+        if keys:
+            last = _row(mode, half_row(index, len(keys) - 1)) - height // 2 + height
+            layout.height = max(layout.height, last)
+    for gap in routing.gaps:
+        _draw_gap(layout, routing, gap)
+    return layout
+
+
+def _row(mode: Mode, half: int) -> int:
+    """The screen row of a port on half-slot row ``half``."""
+    return half * (2 if mode is Mode.FULL else 1) + box_height(mode) // 2
+
+
+def _draw_gap(layout: DagLayout, routing: Routing, gap: Gap) -> None:
+    """Runs, arrows and edge pieces for one gap."""
+    layered = routing.layered
+    mode = layout.mode
+    start = layout.columns[gap.index][1]  # the lead-out column
+    arrow = layout.columns[gap.index + 1][0] - 1
+
+    def row(key: str) -> int:
+        return _row(mode, half_row(layered.layer_of[key], routing.position[key]))
+
+    def lane(hop: Hop) -> int:
+        return start + 1 + gap.columns[hop.net]
+
+    def begin(key: str) -> int:  # where a slot's out-line starts
+        box = layout.boxes.get(key)
+        return box.right if box is not None else layout.columns[gap.index][0] - 1
+
+    outs: dict[str, int] = {}
+    ins: dict[str, int] = {}
+    for hop in gap.hops:
+        outs[hop.source] = max(outs.get(hop.source, -1), lane(hop))
+        ins[hop.target] = min(ins.get(hop.target, layout.width), lane(hop))
+    for key, end in outs.items():
+        layout.horizontal[row(key)].append((begin(key), end))
+    for key, first in ins.items():
+        layout.horizontal[row(key)].append((first, arrow))
+        if key in layout.boxes:
+            layout.arrows[row(key)].append(arrow)
+    for net, (low, high) in enumerate(gap.spans):
+        x, y0, y1 = start + 1 + gap.columns[net], _row(mode, low), _row(mode, high)
+        for bucket in range(y0 // BUCKET, y1 // BUCKET + 1):
+            layout.vertical[bucket].append((x, y0, y1))
+    _pieces(layout.pieces, gap.hops, row, lane, begin, arrow)
+
+
+def _pieces(
+    pieces: dict[Edge, list[Piece]],
+    hops: list[Hop],
+    row: Callable[[str], int],
+    lane: Callable[[Hop], int],
+    begin: Callable[[str], int],
+    arrow: int,
+) -> None:
+    """Each hop's own runs (to light up a lineage): out-line, lane, in-line."""
+    for hop in hops:
+        ya, yb, x = row(hop.source), row(hop.target), lane(hop)
+        own = pieces[hop.edge]
+        own.append(("h", ya, begin(hop.source), x))
+        own.append(("v", x, min(ya, yb), max(ya, yb)))
+        own.append(("h", yb, x, arrow))
