@@ -24,12 +24,13 @@ from collections.abc import Mapping, Sequence
 from .drawing import box_text, label, line_chars, line_masks, text_grid
 from .geometry import FULL_NAME_WIDTH, MIN_NAME_WIDTH, fit_name_width, layout_width, place
 from .layering import crossings, layer, order
-from .model import ARROW, BOX, DOWN, LEFT, RIGHT, UP, DagLayout, Edge, Mode, NodeBox, Piece
+from .model import ARROW, BOX, BUCKET, DOWN, LEFT, RIGHT, UP, DagLayout, Edge, Mode, NodeBox, Piece
 from .routing import Routing, route
 
 __all__ = [
     "ARROW",
     "BOX",
+    "BUCKET",
     "DOWN",
     "FULL_NAME_WIDTH",
     "LEFT",

@@ -23,6 +23,7 @@ from ...engine.diff import DiffKind
 from ...engine.events import Status
 from ...layout import (
     ARROW,
+    BUCKET,
     FULL_NAME_WIDTH,
     DagLayout,
     Mode,
@@ -33,6 +34,7 @@ from ...layout import (
     label,
     layout_width,
     line_chars,
+    line_masks,
     place,
 )
 from ..glyphs import BREAKPOINT, NEXT
@@ -95,7 +97,7 @@ class DagView(ScrollView, can_focus=True):
         self.next_task: str | None = None
         self.marks: Mapping[str, DiffKind] = {}
         self._lineage: set[str] = set()
-        self._lit: list[tuple[str, int, int, int]] = []
+        self._lit = DagLayout()  # the lineage's runs, indexed like the layout's
         self._legend: list[list[tuple[str, str]]] = []
 
     def show(
@@ -112,7 +114,7 @@ class DagView(ScrollView, can_focus=True):
         self._relayout()
         self.selected = None
         self._lineage = set()
-        self._lit = []
+        self._lit = DagLayout()
         self.refresh()
 
     @property
@@ -157,7 +159,7 @@ class DagView(ScrollView, can_focus=True):
 
     def watch_selected(self, task: str | None) -> None:
         self._lineage = set()
-        self._lit = []
+        self._lit = DagLayout()
         if task is not None and task in self.layout_.boxes:
             upstream = self._walk(task, self._depends_on) | {task}
             downstream = self._walk(task, self._dependents) | {task}
@@ -166,7 +168,12 @@ class DagView(ScrollView, can_focus=True):
                 if (edge.source in upstream and edge.target in upstream) or (
                     edge.source in downstream and edge.target in downstream
                 ):
-                    self._lit.extend(pieces)
+                    for kind, where, start, end in pieces:
+                        if kind == "h":
+                            self._lit.horizontal[where].append((start, end))
+                        else:
+                            for bucket in range(start // BUCKET, end // BUCKET + 1):
+                                self._lit.vertical[bucket].append((where, start, end))
             self.reveal(task)
         self.refresh()
 
@@ -241,13 +248,7 @@ class DagView(ScrollView, can_focus=True):
         if row >= layout.height or width <= 0:
             return Strip.blank(width, base)
         chars = line_chars(layout, row, x0, width)
-        lit = [False] * width
-        for kind, where, start, end in self._lit:
-            if kind == "h" and where == row:
-                for x in range(max(start, x0), min(end, x0 + width - 1) + 1):
-                    lit[x - x0] = True
-            elif kind == "v" and start <= row <= end and x0 <= where < x0 + width:
-                lit[where - x0] = True
+        lit = [mask != 0 for mask in line_masks(self._lit, row, x0, width)]
         edge_style = base + self.get_component_rich_style("dag-view--edge")
         lit_style = base + self.get_component_rich_style("dag-view--edge-lit")
         styles: list[Style] = [lit_style if lit[i] else edge_style for i in range(width)]
