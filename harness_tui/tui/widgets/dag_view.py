@@ -41,7 +41,7 @@ from ..glyphs import BREAKPOINT, NEXT
 from ..looks import KIND_LOOKS, STATUS_LOOKS, component_classes, component_tcss, status_name
 
 LEGEND_LINES = 2
-"""At most this many rows of legend; it is left out of panes shorter than 6 rows."""
+"""At most this many rows of legend (one in panes under 14 rows, none under 6)."""
 
 
 class DagView(ScrollView, can_focus=True):
@@ -315,14 +315,16 @@ class DagView(ScrollView, can_focus=True):
 
     def _legend_lines(self, width: int) -> list[list[list[tuple[str, str]]]]:
         """The legend wrapped to ``width``, at most :data:`LEGEND_LINES` lines."""
-        if width <= 0 or self.scrollable_content_region.height < 6 or not self.layout_.boxes:
+        height = self.scrollable_content_region.height
+        if width <= 0 or height < 6 or not self.layout_.boxes:
             return []
+        most = LEGEND_LINES if height >= 14 else 1
         lines: list[list[list[tuple[str, str]]]] = [[]]
         used = 0
         for item in self._legend:
             size = sum(len(text) for text, _ in item) + 2
             if used + size > width and lines[-1]:
-                if len(lines) == LEGEND_LINES:
+                if len(lines) == most:
                     break
                 lines.append([])
                 used = 0
