@@ -6,10 +6,8 @@ switches modes or the pane is resized.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from .model import BUCKET, DagLayout, Edge, Mode, NodeBox, Piece
-from .routing import Gap, Hop, Routing, half_row
+from .model import BUCKET, DagLayout, Mode, NodeBox
+from .routing import Gap, Routing, half_row
 
 __all__ = ["FULL_NAME_WIDTH", "MIN_NAME_WIDTH", "fit_name_width", "layout_width", "place"]
 
@@ -68,13 +66,17 @@ def place(routing: Routing, mode: Mode, name_width: int = FULL_NAME_WIDTH) -> Da
         x += width + (routing.gaps[index].lanes + 2 if index < len(routing.gaps) else 0)
     layout.width = x
     height = box_height(mode)
+    scale = 2 if mode is Mode.FULL else 1  # screen rows per half slot
+    rows = {
+        key: half_row(layered.layer_of[key], position) * scale + height // 2
+        for key, position in routing.position.items()
+    }
     for index, keys in enumerate(layered.slots):
         real = [k for k in keys if not layered.is_dummy(k)]
         layout.layers.append(real)
         for key in real:
-            y = _row(mode, half_row(index, routing.position[key])) - height // 2
-            name = min(len(key), name_width)
-            own = widths[index] if mode is Mode.FULL else box_width(mode, name)
+            y = rows[key] - height // 2
+            own = widths[index] if mode is Mode.FULL else box_width(mode, min(len(key), name_width))
             box = NodeBox(
                 key, index, routing.position[key], layout.columns[index][0], y, own, height
             )
@@ -82,65 +84,43 @@ def place(routing: Routing, mode: Mode, name_width: int = FULL_NAME_WIDTH) -> Da
             for row in range(y, y + height):
                 layout.rows[row].append(box)
         if keys:
-            last = _row(mode, half_row(index, len(keys) - 1)) - height // 2 + height
-            layout.height = max(layout.height, last)
+            layout.height = max(layout.height, rows[keys[-1]] - height // 2 + height)
     for gap in routing.gaps:
-        _draw_gap(layout, routing, gap)
+        _draw_gap(layout, gap, rows, scale, height // 2)
     return layout
 
 
-def _row(mode: Mode, half: int) -> int:
-    """The screen row of a port on half-slot row ``half``."""
-    return half * (2 if mode is Mode.FULL else 1) + box_height(mode) // 2
-
-
-def _draw_gap(layout: DagLayout, routing: Routing, gap: Gap) -> None:
+def _draw_gap(layout: DagLayout, gap: Gap, rows: dict[str, int], scale: int, port: int) -> None:
     """Runs, arrows and edge pieces for one gap."""
-    layered = routing.layered
-    mode = layout.mode
     start = layout.columns[gap.index][1]  # the lead-out column
     arrow = layout.columns[gap.index + 1][0] - 1
-
-    def row(key: str) -> int:
-        return _row(mode, half_row(layered.layer_of[key], routing.position[key]))
-
-    def lane(hop: Hop) -> int:
-        return start + 1 + gap.columns[hop.net]
-
-    def begin(key: str) -> int:  # where a slot's out-line starts
-        box = layout.boxes.get(key)
-        return box.right if box is not None else layout.columns[gap.index][0] - 1
-
+    lanes = [start + 1 + column for column in gap.columns]
+    passing = layout.columns[gap.index][0] - 1  # where a long edge's line enters the layer
+    begins: dict[str, int] = {}
     outs: dict[str, int] = {}
     ins: dict[str, int] = {}
     for hop in gap.hops:
-        outs[hop.source] = max(outs.get(hop.source, -1), lane(hop))
-        ins[hop.target] = min(ins.get(hop.target, layout.width), lane(hop))
+        x = lanes[hop.net]
+        outs[hop.source] = max(outs.get(hop.source, -1), x)
+        ins[hop.target] = min(ins.get(hop.target, layout.width), x)
+        if hop.source not in begins:
+            box = layout.boxes.get(hop.source)
+            begins[hop.source] = box.right if box is not None else passing
+        ya, yb = rows[hop.source], rows[hop.target]
+        layout.pieces[hop.edge].extend(
+            (
+                ("h", ya, begins[hop.source], x),
+                ("v", x, min(ya, yb), max(ya, yb)),
+                ("h", yb, x, arrow),
+            )
+        )
     for key, end in outs.items():
-        layout.horizontal[row(key)].append((begin(key), end))
+        layout.horizontal[rows[key]].append((begins[key], end))
     for key, first in ins.items():
-        layout.horizontal[row(key)].append((first, arrow))
+        layout.horizontal[rows[key]].append((first, arrow))
         if key in layout.boxes:
-            layout.arrows[row(key)].append(arrow)
+            layout.arrows[rows[key]].append(arrow)
     for net, (low, high) in enumerate(gap.spans):
-        x, y0, y1 = start + 1 + gap.columns[net], _row(mode, low), _row(mode, high)
+        y0, y1 = low * scale + port, high * scale + port
         for bucket in range(y0 // BUCKET, y1 // BUCKET + 1):
-            layout.vertical[bucket].append((x, y0, y1))
-    _pieces(layout.pieces, gap.hops, row, lane, begin, arrow)
-
-
-def _pieces(
-    pieces: dict[Edge, list[Piece]],
-    hops: list[Hop],
-    row: Callable[[str], int],
-    lane: Callable[[Hop], int],
-    begin: Callable[[str], int],
-    arrow: int,
-) -> None:
-    """Each hop's own runs (to light up a lineage): out-line, lane, in-line."""
-    for hop in hops:
-        ya, yb, x = row(hop.source), row(hop.target), lane(hop)
-        own = pieces[hop.edge]
-        own.append(("h", ya, begin(hop.source), x))
-        own.append(("v", x, min(ya, yb), max(ya, yb)))
-        own.append(("h", yb, x, arrow))
+            layout.vertical[bucket].append((lanes[net], y0, y1))
