@@ -20,8 +20,9 @@ DEMO = ROOT / "workflows/user_profile.yaml"
 def on_screen(dag: DagView, task: str | None) -> bool:
     assert task is not None
     box = dag.layout_.boxes[task]
+    width, height = dag.scrollable_content_region.size
     view = Region(
-        int(dag.scroll_offset.x), int(dag.scroll_offset.y), *dag.scrollable_content_region.size
+        int(dag.scroll_offset.x), int(dag.scroll_offset.y), width, height - dag.legend_rows
     )
     return view.contains_region(Region(box.x, box.y, box.width, box.height))
 

@@ -181,7 +181,9 @@ class DagView(ScrollView, can_focus=True):
         """Scroll so that ``task`` is on screen (without selecting it)."""
         box = self.layout_.boxes.get(task or "")
         if box is not None:
-            region = Region(box.x - 2, box.y - 1, box.width + 4, box.height + 2)
+            # Taller by the legend's rows, so that the legend never covers the box.
+            below = 1 + self.legend_rows
+            region = Region(box.x - 2, box.y - 1, box.width + 4, box.height + 1 + below)
             self.scroll_to_region(region, animate=False, immediate=True)
 
     @staticmethod
@@ -312,6 +314,11 @@ class DagView(ScrollView, can_focus=True):
         items.append([(f"─{ARROW}", "dag-view--edge"), (" feeds", "dag-view--legend")])
         items.append([("┼", "dag-view--edge"), (" crossing", "dag-view--legend")])
         return items
+
+    @property
+    def legend_rows(self) -> int:
+        """How many of the pane's bottom rows the legend takes."""
+        return len(self._legend_lines(self.scrollable_content_region.width))
 
     def _legend_lines(self, width: int) -> list[list[list[tuple[str, str]]]]:
         """The legend wrapped to ``width``, at most :data:`LEGEND_LINES` lines."""
