@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.geometry import Region
 
 from harness_tui.layout import Mode
@@ -92,3 +93,25 @@ async def test_the_view_follows_the_next_task_after_steps_and_a_restart(tmp_path
         await pilot.press("r")
         await settle(pilot)
         assert on_screen(dag, session.run.next_step.task)
+
+
+async def test_the_diff_screen_draws_the_new_version_and_z_toggles_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(ROOT)
+    async with make_app("workflows/release_v2.yaml").run_test(size=(160, 40)) as pilot:
+        await pilot.press("d")
+        await pilot.pause()
+        target: Any = pilot.app.screen.query_one("#diff-target")
+        target.value = "workflows/release_v1.yaml"
+        await pilot.press("enter")
+        await pilot.pause()
+        dag = pilot.app.screen.query_one(DagView)
+        assert "security_scan" in dag.layout_.boxes and "notify" not in dag.layout_.boxes
+        before = dag.mode
+        await pilot.press("z")
+        await pilot.pause()
+        assert dag.mode is not before
+        rows = range(dag.scrollable_content_region.height)
+        legend = "".join(dag.render_line(y).text for y in rows)
+        assert "added" in legend and "removed" in legend
