@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from .drawing import box_text, label, line_chars, line_masks, text_grid
+from .drawing import box_text, cut, label, line_chars, line_masks, text_grid
 from .geometry import FULL_NAME_WIDTH, MIN_NAME_WIDTH, fit_name_width, layout_width, place
 from .layering import crossings, layer, order
 from .model import ARROW, BOX, BUCKET, DOWN, LEFT, RIGHT, UP, DagLayout, Edge, Mode, NodeBox, Piece
@@ -45,6 +45,7 @@ __all__ = [
     "Routing",
     "box_text",
     "crossings",
+    "cut",
     "fit_name_width",
     "label",
     "layout_dag",

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from .model import ARROW, BOX, DOWN, LEFT, RIGHT, UP, DagLayout, Mode, NodeBox
 
-__all__ = ["box_text", "label", "line_chars", "line_masks", "text_grid"]
+__all__ = ["box_text", "cut", "label", "line_chars", "line_masks", "text_grid"]
 
 
 def line_masks(layout: DagLayout, row: int, x0: int, width: int) -> list[int]:
@@ -36,9 +36,17 @@ def label(name: str, lead: str, glyph: str, name_width: int, mode: Mode) -> str:
     """A box's text: a marker cell (``lead``: breakpoint, next task or a space), the status
     glyph and the name (cut to ``name_width`` with ``…``). Full mode puts the marker first and
     a space before the name; compact mode puts the marker between glyph and name."""
-    if len(name) > name_width:
-        name = name[: name_width - 1] + "…"
+    name = cut(name, name_width)
     return f"{lead}{glyph} {name}" if mode is Mode.FULL else f"{glyph}{lead}{name}"
+
+
+def cut(name: str, width: int) -> str:
+    """``name`` in at most ``width`` cells: a long one keeps its start and its end around ``…``
+    (names in one workflow often differ only at the end: ``transform_p01``, ``t000417``)."""
+    if len(name) <= width:
+        return name
+    tail = (width - 1) // 2
+    return name[: width - 1 - tail] + "…" + name[len(name) - tail :]
 
 
 def box_text(box: NodeBox, line: int, text: str, mode: Mode) -> str:

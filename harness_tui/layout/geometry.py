@@ -13,8 +13,10 @@ __all__ = ["FULL_NAME_WIDTH", "MIN_NAME_WIDTH", "fit_name_width", "layout_width"
 
 FULL_NAME_WIDTH = 40
 """Full mode shows names up to this long whole."""
-MIN_NAME_WIDTH = 4
-"""Compact mode never cuts a name shorter than this."""
+MIN_NAME_WIDTH = 5
+"""Compact mode cuts names to fit the pane, never shorter than this."""
+SCROLL_NAME_WIDTH = 10
+"""Compact mode's name width when the drawing cannot fit anyway (the view scrolls)."""
 
 
 def box_width(mode: Mode, name_length: int) -> int:
@@ -47,12 +49,13 @@ def layout_width(routing: Routing, mode: Mode, name_width: int) -> int:
 
 def fit_name_width(routing: Routing, mode: Mode, available: int) -> int:
     """The longest name width (at most :data:`FULL_NAME_WIDTH`) whose drawing fits
-    ``available`` columns, or :data:`MIN_NAME_WIDTH` if none does."""
+    ``available`` columns; if none of at least :data:`MIN_NAME_WIDTH` does, the view scrolls
+    anyway and names get :data:`SCROLL_NAME_WIDTH`."""
     longest = max((len(k) for k in routing.position), default=MIN_NAME_WIDTH)
-    for name_width in range(min(longest, FULL_NAME_WIDTH), MIN_NAME_WIDTH - 1, -1):
+    for name_width in range(min(longest, FULL_NAME_WIDTH), min(longest, MIN_NAME_WIDTH) - 1, -1):
         if layout_width(routing, mode, name_width) <= available:
             return name_width
-    return MIN_NAME_WIDTH
+    return SCROLL_NAME_WIDTH
 
 
 def place(routing: Routing, mode: Mode, name_width: int = FULL_NAME_WIDTH) -> DagLayout:

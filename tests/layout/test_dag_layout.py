@@ -17,6 +17,7 @@ from harness_tui.layout import (
     Mode,
     box_text,
     crossings,
+    cut,
     fit_name_width,
     label,
     layout_width,
@@ -24,6 +25,7 @@ from harness_tui.layout import (
     route_dag,
     text_grid,
 )
+from harness_tui.layout.geometry import SCROLL_NAME_WIDTH
 from harness_tui.layout.layering import layer, order
 from harness_tui.workflow.generate import generate_workflow
 from harness_tui.workflow.loader import load_workflow, parse_workflow
@@ -182,3 +184,21 @@ def test_the_breakpoint_marker_has_its_own_cell_inside_the_box(mode: Mode) -> No
     assert changed == [1]
     assert plain[1] == " "
     assert layout.arrows[box.mid_y] == [box.x - 1]  # the arrow sits outside the box
+
+
+@pytest.mark.parametrize(
+    ("name", "width", "shown"),
+    [("transform_p01", 8, "tran…p01"), ("t000417", 5, "t0…17"), ("lint", 5, "lint")],
+)
+def test_cut_names_keep_their_start_and_their_end(name: str, width: int, shown: str) -> None:
+    assert cut(name, width) == shown
+    assert len(cut(name, width)) <= width
+
+
+def test_compact_names_fit_the_pane_or_stay_readable_when_the_view_scrolls_anyway() -> None:
+    spec = SHAPES["diamond"]
+    routing = route_dag(*levels_of(spec), spec)
+    assert fit_name_width(routing, Mode.COMPACT, 200) == 1  # every name whole
+    big = layered_2000()
+    routing = route_dag(*levels_of(big), big)
+    assert fit_name_width(routing, Mode.COMPACT, 70) == SCROLL_NAME_WIDTH
