@@ -22,7 +22,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from .drawing import box_text, cut, label, line_chars, line_masks, text_grid
-from .geometry import FULL_NAME_WIDTH, MIN_NAME_WIDTH, fit_name_width, layout_width, place
+from .geometry import (
+    FULL_NAME_WIDTH,
+    MIN_NAME_WIDTH,
+    fit_name_width,
+    layout_height,
+    layout_width,
+    place,
+)
 from .layering import crossings, layer, order
 from .model import ARROW, BOX, BUCKET, DOWN, LEFT, RIGHT, UP, DagLayout, Edge, Mode, NodeBox, Piece
 from .routing import Routing, route
@@ -49,6 +56,7 @@ __all__ = [
     "fit_name_width",
     "label",
     "layout_dag",
+    "layout_height",
     "layout_width",
     "line_chars",
     "line_masks",

@@ -41,11 +41,11 @@ def label(name: str, lead: str, glyph: str, name_width: int, mode: Mode) -> str:
 
 
 def cut(name: str, width: int) -> str:
-    """``name`` in at most ``width`` cells: a long one keeps its start and its end around ``…``
-    (names in one workflow often differ only at the end: ``transform_p01``, ``t000417``)."""
+    """``name`` in at most ``width`` cells: a long one keeps its start and, after ``…``, its
+    last third (names in one workflow often differ only at the end: ``transform_p01``)."""
     if len(name) <= width:
         return name
-    tail = (width - 1) // 2
+    tail = (width - 1) // 3
     return name[: width - 1 - tail] + "…" + name[len(name) - tail :]
 
 

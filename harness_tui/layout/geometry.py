@@ -9,7 +9,14 @@ from __future__ import annotations
 from .model import BUCKET, DagLayout, Mode, NodeBox
 from .routing import Gap, Routing, half_row
 
-__all__ = ["FULL_NAME_WIDTH", "MIN_NAME_WIDTH", "fit_name_width", "layout_width", "place"]
+__all__ = [
+    "FULL_NAME_WIDTH",
+    "MIN_NAME_WIDTH",
+    "fit_name_width",
+    "layout_height",
+    "layout_width",
+    "place",
+]
 
 FULL_NAME_WIDTH = 40
 """Full mode shows names up to this long whole."""
@@ -45,6 +52,18 @@ def layout_width(routing: Routing, mode: Mode, name_width: int) -> int:
     """The width of the drawing, without drawing it."""
     widths = _layer_widths(routing, mode, name_width)
     return sum(widths) + sum(gap.lanes + 2 for gap in routing.gaps)
+
+
+def layout_height(routing: Routing, mode: Mode) -> int:
+    """The height of the drawing, without drawing it."""
+    scale, height = (2, 3) if mode is Mode.FULL else (1, 1)
+    return max(
+        (
+            half_row(i, len(keys) - 1) * scale + height
+            for i, keys in enumerate(routing.layered.slots)
+        ),
+        default=0,
+    )
 
 
 def fit_name_width(routing: Routing, mode: Mode, available: int) -> int:

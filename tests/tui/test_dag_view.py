@@ -115,3 +115,11 @@ async def test_the_diff_screen_draws_the_new_version_and_z_toggles_it(
         rows = range(dag.scrollable_content_region.height)
         legend = "".join(dag.render_line(y).text for y in rows)
         assert "added" in legend and "removed" in legend
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "workflows").glob("*.yaml")), ids=lambda p: p.stem)
+async def test_every_shipped_demo_fits_an_80_column_workbench(path: Path) -> None:
+    async with make_app(path).run_test(size=(80, 24)) as pilot:
+        dag = pilot.app.screen.query_one(DagView)
+        assert dag.mode is Mode.COMPACT
+        assert dag.layout_.width <= dag.scrollable_content_region.width

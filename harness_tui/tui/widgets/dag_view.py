@@ -32,6 +32,7 @@ from ...layout import (
     box_text,
     fit_name_width,
     label,
+    layout_height,
     layout_width,
     line_chars,
     line_masks,
@@ -41,7 +42,7 @@ from ..glyphs import BREAKPOINT, NEXT
 from ..looks import KIND_LOOKS, STATUS_LOOKS, component_classes, component_tcss, status_name
 
 LEGEND_LINES = 2
-"""At most this many rows of legend (one in panes under 14 rows, none under 6)."""
+"""At most this many rows of legend (one in panes under 14 rows, none under 4)."""
 
 
 class DagView(ScrollView, can_focus=True):
@@ -132,11 +133,16 @@ class DagView(ScrollView, can_focus=True):
     def _relayout(self) -> None:
         """Lay the routing out for the chosen mode (or the one that fits) and this width."""
         routing = self.routing
+        self._legend = self._legend_items()
         available = self.scrollable_content_region.width or self.size.width
         if routing is None or not routing.position:
             layout = DagLayout()
         else:
-            fits = available <= 0 or layout_width(routing, Mode.FULL, FULL_NAME_WIDTH) <= available
+            rows = self.scrollable_content_region.height - self.legend_rows
+            fits = available <= 0 or (
+                layout_width(routing, Mode.FULL, FULL_NAME_WIDTH) <= available
+                and layout_height(routing, Mode.FULL) <= rows
+            )
             mode = self.chosen_mode or (Mode.FULL if fits else Mode.COMPACT)
             names = FULL_NAME_WIDTH
             if mode is Mode.COMPACT and available > 0:
@@ -145,7 +151,6 @@ class DagView(ScrollView, can_focus=True):
                 return
             layout = place(routing, mode, names)
         self.layout_ = layout
-        self._legend = self._legend_items()
         self._size_to_fit()
 
     def _size_to_fit(self) -> None:
@@ -323,7 +328,7 @@ class DagView(ScrollView, can_focus=True):
     def _legend_lines(self, width: int) -> list[list[list[tuple[str, str]]]]:
         """The legend wrapped to ``width``, at most :data:`LEGEND_LINES` lines."""
         height = self.scrollable_content_region.height
-        if width <= 0 or height < 6 or not self.layout_.boxes:
+        if width <= 0 or height < 4 or self.routing is None or not self.routing.position:
             return []
         most = LEGEND_LINES if height >= 14 else 1
         lines: list[list[list[tuple[str, str]]]] = [[]]
