@@ -19,6 +19,7 @@ from ..engine.events import FAILURE_STATUSES, Status, TraceEvent, ends_task
 from ..engine.executors import SerialExecutor
 from ..engine.orchestrator import Run
 from ..engine.state import Snapshot
+from ..layout import Routing, route_dag
 from ..records.errors import RecordError
 from ..records.export import FileKind, RunRecord, export_name, file_kind
 from ..records.fork import Fork, plan_fork
@@ -30,7 +31,6 @@ from ..workflow.loader import Workflow
 from ..workflow.payload import Payload
 from ..workflow.python_source import is_python_ref
 from ..workflow.sources import load_any
-from .dag_layout import DagLayout, layout_dag
 
 __all__ = ["COALESCE_SECONDS", "OpenError", "Session", "open_session"]
 
@@ -65,7 +65,7 @@ class Session:
         self.view_seq: int | None = None  # None: the live end of the trace
         self.delivered = 0  # events the UI has been told about
         self.live = self._new_live()
-        self._layout: DagLayout | None = None
+        self._routing: Routing | None = None
 
     # -- identity ---------------------------------------------------------------------------
 
@@ -85,15 +85,15 @@ class Session:
         return depends, dependents
 
     @property
-    def layout(self) -> DagLayout:
-        """The DAG drawing, computed once per plan."""
-        if self._layout is None:
+    def routing(self) -> Routing:
+        """The DAG's layers, order and lanes, computed once per plan (the view places them)."""
+        if self._routing is None:
             plan = self.run.plan
             depends, _ = self.graph_links
-            self._layout = layout_dag(
+            self._routing = route_dag(
                 plan.names, dict(zip(plan.names, plan.levels, strict=True)), depends
             )
-        return self._layout
+        return self._routing
 
     # -- runs -------------------------------------------------------------------------------
 
@@ -220,7 +220,7 @@ class Session:
         """Replan for a new payload and start over."""
         check_json(payload, "payload")
         self.payload = payload
-        self._layout = None
+        self._routing = None
         self._replace_run()
 
     def toggle_breakpoint(self, task: str) -> bool:

@@ -16,12 +16,12 @@ from textual.widgets import DataTable, Footer, Input, Label, Static
 
 from ...engine.diff import MARKERS, DiffKind, PlanDiff
 from ...engine.scheduler import PlanStep
+from ...layout import route_dag
 from ...records.divergence import TaskDivergence, count_tasks
 from ...workflow.errors import WorkflowError
 from ...workflow.loader import Workflow, diff_workflows
 from ...workflow.sources import load_source
 from ..actions import DIFF, bindings
-from ..dag_layout import layout_dag
 from ..looks import KIND_LOOKS
 from ..sanitize import shown
 from ..widgets.dag_view import DagView
@@ -104,10 +104,12 @@ class DiffScreen(Screen[None]):
         dag = self.query_one(DagView)
         dag.border_title = "new version"
         dag.marks = {change.task: change.kind for change in plan.changes()}
-        layout = layout_dag(
-            [s.task for s in new_steps], {s.task: s.level for s in new_steps}, depends
+        routing = (
+            route_dag([s.task for s in new_steps], {s.task: s.level for s in new_steps}, depends)
+            if new_steps
+            else None
         )
-        dag.show(layout, depends, dependents)
+        dag.show(routing, depends, dependents)
         self.query_one(Inspector).border_title = "changes"
         changes = plan.changes()
         if changes:
@@ -160,6 +162,10 @@ class DiffScreen(Screen[None]):
 
     def action_previous_change(self) -> None:
         self._jump(-1)
+
+    def action_toggle_compact(self) -> None:
+        mode = self.query_one(DagView).toggle_mode()
+        self.notify(f"DAG boxes: {mode}")
 
     def action_close(self) -> None:
         if len(self.app.screen_stack) > 2:
