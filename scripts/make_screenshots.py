@@ -79,12 +79,22 @@ async def diff(pilot: Pilot[Any]) -> None:
     await pilot.press("n", "n", "n")
 
 
+async def timeline(pilot: Pilot[Any]) -> None:
+    await pilot.press("c")
+    await settle(pilot)
+    await pilot.press("T")
+    await pilot.pause(0.3)
+
+
 async def main() -> None:
     os.chdir(ROOT)
     OUT.mkdir(exist_ok=True)
     await shoot("workbench", app("workflows/agent_triage.yaml"), mid_run)
     await shoot("failed-task", app("tests/tui/data/flaky_pipeline.yaml"), failed)
     await shoot("diff", app("workflows/release_v2.yaml"), diff)
+    # Real time and four workers: the bars show what overlapped.
+    parallel = create_app("workflows/etl_fanout.yaml", workers=4)
+    await shoot("timeline", parallel, timeline)
     with tempfile.TemporaryDirectory() as folder:
         from harness_tui.engine.orchestrator import TaskOrchestrator
         from harness_tui.records.export import RunRecord

@@ -47,7 +47,7 @@ class RunContext:
     __slots__ = (
         "_now", "_params_texts", "_wall", "cancelled", "clock", "executor", "graph",
         "listener_errors", "listeners", "log_limit", "log_listeners", "logs", "payload_digest",
-        "payload_text", "plan", "state", "unattributed",
+        "payload_text", "plan", "state", "unattributed", "worker",
     )  # fmt: skip
 
     def __init__(
@@ -78,6 +78,7 @@ class RunContext:
         self.log_limit = log_limit
         self.log_listeners: list[LogListener] = []
         self.logs: dict[tuple[str, int], LogBuffer] = {}
+        self.worker = 0  # the run's own thread (a parallel run's jobs say theirs)
         self.unattributed = LogBuffer(
             "", 0, log_limit or DEFAULT_LOG_LIMIT, None, self.log_listeners
         )
@@ -154,6 +155,7 @@ class RunContext:
                 None if status is Status.RUNNING else now,
                 traceback,
                 self._wall(),
+                self.worker,
             ),
         )
 

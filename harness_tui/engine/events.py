@@ -80,6 +80,8 @@ class TraceEvent(NamedTuple):
         traceback: the formatted traceback of a failure (not canonical).
         wall: epoch seconds when the event was recorded, from the clock's ``wall()`` (not
             canonical: for people reading a timeline).
+        worker: which worker ran the attempt (0: the run's own thread; 1..N: the threads of
+            a parallel run); not canonical.
 
     A named tuple rather than a dataclass: a run of 100k tasks creates 200k of them, and tuple
     creation is several times cheaper.
@@ -97,6 +99,7 @@ class TraceEvent(NamedTuple):
     ended_at: float | None = None
     traceback: str | None = None
     wall: float | None = None
+    worker: int = 0
 
     @property
     def duration(self) -> float | None:
@@ -146,6 +149,8 @@ class TraceEvent(NamedTuple):
             data["traceback"] = self.traceback
         if self.wall is not None:
             data["wall"] = self.wall
+        if self.worker:
+            data["worker"] = self.worker
         return data
 
     @classmethod
@@ -167,6 +172,7 @@ class TraceEvent(NamedTuple):
             ended_at=timing.get("ended_at"),
             traceback=timing.get("traceback"),
             wall=timing.get("wall"),
+            worker=timing.get("worker") or 0,
         )
 
 

@@ -49,12 +49,13 @@ class _JobContext(RunContext):
 
     __slots__ = ("job",)
 
-    def __init__(self, base: RunContext, job: _Job, executor: Executor) -> None:
+    def __init__(self, base: RunContext, job: _Job, executor: Executor, worker: int) -> None:
         for name in RunContext.__slots__:
             setattr(self, name, getattr(base, name))
         self.job = job
         self.executor = executor
         self.cancelled = job.cancelled
+        self.worker = worker
 
     def emit(
         self,
@@ -139,12 +140,15 @@ class ParallelPool:
     def _start(self, index: int) -> None:
         job = self._jobs[index] = _Job(self._steps[index])
         if len(self._threads) < min(self.workers, len(self._jobs)):
-            thread = threading.Thread(target=self._work, name="harness-task", daemon=True)
+            number = len(self._threads) + 1
+            thread = threading.Thread(
+                target=self._work, args=(number,), name=f"harness-worker-{number}", daemon=True
+            )
             self._threads.append(thread)
             thread.start()
         self._queue.put(job)
 
-    def _work(self) -> None:
+    def _work(self, worker: int) -> None:
         executor = self._executor_for()
         while (job := self._queue.get()) is not None:
             if job.cancelled.is_set():  # abandoned before it started
@@ -152,7 +156,8 @@ class ParallelPool:
                 continue
             job.executor = executor
             try:
-                job.final = StepRunner(_JobContext(self._context, job, executor)).execute(job.step)
+                context = _JobContext(self._context, job, executor, worker)
+                job.final = StepRunner(context).execute(job.step)
             except BaseException as exc:  # re-raised in the run's thread at retire
                 job.error = exc
             finally:

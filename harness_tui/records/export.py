@@ -205,7 +205,7 @@ def _attempts(run: Run, graph: TaskGraph, logs: bool = True) -> list[dict[str, A
                 "ended_at": event.ended_at,
                 "wall_started": opened.wall if opened is not None else None,
                 "wall_ended": event.wall,
-                "worker": 0,
+                "worker": event.worker,
                 "log": _log_json(run, event.task, event.attempt) if logs else None,
             }
         )

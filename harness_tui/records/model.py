@@ -67,6 +67,9 @@ class Timing(_Open):
     wall: float | None = Field(
         default=None, description="Epoch seconds when the event was recorded."
     )
+    worker: int = Field(
+        default=0, ge=0, description="Which worker ran it: 0 the run's thread, 1..N threads."
+    )
 
 
 class AttemptLog(_Open):

@@ -98,6 +98,10 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE runs ADD COLUMN forked_from TEXT;
     """,
+    # 5: which worker ran each attempt (0: the run's own thread), for the timeline.
+    """
+    ALTER TABLE events ADD COLUMN worker INTEGER NOT NULL DEFAULT 0;
+    """,
 )
 """Schema migrations in order; the store's ``user_version`` counts those applied."""
 
@@ -108,8 +112,8 @@ LEASE_SECONDS = 120.0
 holder's own host the holder's process is checked directly, so a long task keeps its run."""
 
 _INSERT_EVENTS = (
-    "INSERT INTO events (run_id, seq, final, canonical, started_at, ended_at, traceback, wall) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+    "INSERT INTO events (run_id, seq, final, canonical, started_at, ended_at, traceback, wall, "
+    "worker) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _INSERT_OUTPUT = "INSERT INTO outputs (run_id, task, text, digest) VALUES (?, ?, ?, ?)"
 # REPLACE: a resumed run re-runs an unfinished task from attempt 1, over nothing stored; a
@@ -433,7 +437,7 @@ class RunStore:
         final = events[-1]
         rows = [
             (run_id, e.seq, e is final, e.canonical_text(), e.started_at, e.ended_at,
-             e.traceback, e.wall)
+             e.traceback, e.wall, e.worker)
             for e in events
         ]  # fmt: skip
         db = self._db
@@ -539,10 +543,16 @@ class RunStore:
             events = [
                 TraceEvent.from_dicts(
                     json.loads(canonical),
-                    {"started_at": started, "ended_at": ended, "traceback": tb, "wall": wall},
+                    {
+                        "started_at": started,
+                        "ended_at": ended,
+                        "traceback": tb,
+                        "wall": wall,
+                        "worker": worker,
+                    },
                 )
-                for canonical, started, ended, tb, wall in self._db.execute(
-                    "SELECT canonical, started_at, ended_at, traceback, wall FROM events "
+                for canonical, started, ended, tb, wall, worker in self._db.execute(
+                    "SELECT canonical, started_at, ended_at, traceback, wall, worker FROM events "
                     "WHERE run_id = ? ORDER BY seq",
                     (run_id,),
                 )

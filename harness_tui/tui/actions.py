@@ -100,6 +100,8 @@ WORKBENCH: tuple[Action, ...] = (
            "Jump to a task by part of its name"),
     Action("show-logs", "l", "show_logs", "Logs", "task: Show logs",
            "Show what the selected task printed or logged, per attempt, live while it runs"),
+    Action("show-timeline", "T", "show_timeline", "Timeline", "run: Show timeline",
+           "Show what ran when: every attempt as a bar over wall time, per task and worker"),
     Action("open-file", "o", "open", "Open", "file: Open", "Open a workflow or a run export"),
     Action("reload-workflow", "R", "reload", "Reload file", "file: Reload",
            "Reload the workflow from disk and show the plan changes"),

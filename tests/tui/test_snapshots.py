@@ -154,3 +154,16 @@ def test_ring_dag_in_full_boxes(snap_compare: Any) -> None:
     assert snap_compare(
         make_app("tests/tui/data/ring.yaml"), terminal_size=SIZE, run_before=run_before
     )
+
+
+def test_timeline_of_a_failed_run(snap_compare: Any) -> None:
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await pilot.press("c")
+        await settle(pilot)
+        workbench(pilot.app)._select("transform")  # type: ignore[arg-type]
+        await pilot.press("T")
+        await pilot.pause()
+        await pilot.pause()
+
+    app = make_app("tests/tui/data/flaky_pipeline.yaml")
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)

@@ -1,11 +1,13 @@
-"""The workbench's logs action: ``l`` opens what the selected task printed or logged (a mixin
-of :class:`~harness_tui.tui.screens.workbench.WorkbenchScreen`)."""
+"""The workbench's views of what happened: ``l`` opens what the selected task printed or
+logged, ``T`` the run's timeline (a mixin of
+:class:`~harness_tui.tui.screens.workbench.WorkbenchScreen`)."""
 
 from __future__ import annotations
 
 from textual.screen import Screen
 
 from ..modals.logs import LogsModal
+from ..modals.timeline import TimelineModal
 from ..session import Session
 
 
@@ -23,3 +25,16 @@ class LogActions(Screen[None]):
             self.notify("select a task first (arrows, or / to find one)")
             return
         self.app.push_screen(LogsModal(self.session.run, self.selected))
+
+    def action_show_timeline(self) -> None:
+        """Open the timeline: live while the run goes on, recorded timings in replay."""
+        session = self.session
+        if session is None:
+            return
+        run, record = session.run, session.record
+        if record is not None:  # replay: the times the run really had, not the replay's
+            modal = TimelineModal(run.plan.names, lambda: record.events, None, self.selected)
+        else:
+            now = None if run.finished else run.clock.wall
+            modal = TimelineModal(run.plan.names, lambda: run.events, now, self.selected)
+        self.app.push_screen(modal)
