@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
     from ..workflow.loader import Workflow
 
-EXIT_OK, EXIT_FAILED, EXIT_INVALID = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 def die(message: str, code: int = EXIT_INVALID) -> NoReturn:

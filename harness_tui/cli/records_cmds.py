@@ -5,9 +5,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import sys
+import threading
 from collections.abc import Iterator
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -15,6 +17,7 @@ from ..engine.events import RunStatus
 from .app import cli
 from .common import (
     EXIT_FAILED,
+    EXIT_INTERRUPTED,
     EXIT_OK,
     die,
     load_or_die,
@@ -157,7 +160,10 @@ def _finish(live: LiveRun, quiet: bool, export_to: str | None, fmt: str, redact:
         _summary(live)
     if export_to:
         _write_export(live.export(redact=[k for k in redact.split(",") if k]), export_to, fmt)
-    sys.exit(EXIT_OK if live.run.status is RunStatus.SUCCEEDED else EXIT_FAILED)
+    status = live.run.status
+    if status is RunStatus.CANCELLED:
+        sys.exit(EXIT_INTERRUPTED)
+    sys.exit(EXIT_OK if status is RunStatus.SUCCEEDED else EXIT_FAILED)
 
 
 @cli.command()
@@ -210,10 +216,6 @@ def run(
         live.run.add_listener(write_line)
     try:
         _drive(live, quiet, show_logs)
-    except KeyboardInterrupt:
-        if run_id:
-            click.echo(f"interrupted; continue with: harness-tui resume {run_id}", err=True)
-        sys.exit(130)
     finally:
         if jsonl:
             with contextlib.suppress(OSError):  # a failed write was reported below already
@@ -225,16 +227,51 @@ def run(
 
 def _drive(live: LiveRun, quiet: bool, show_logs: bool = False) -> None:
     """Drive the run to its end (stdout kept clean), with the task logs on stderr when
-    ``show_logs``."""
+    ``show_logs``. Ctrl+C stops the run into its cleanups (DESIGN.md "Stop and cleanup"): it
+    ends ``cancelled``, recorded and exported like any other end."""
     lines = _LogLines() if show_logs else None
     if lines is not None:
         live.run.add_log_listener(lines)
     try:
-        with _stdout_kept_clean():
-            _drive_with_progress(live, quiet or show_logs)
+        with _stdout_kept_clean(), _ctrl_c_stops(live):
+            for _ in range(_STOP_TRIES):
+                try:
+                    _drive_with_progress(live, quiet or show_logs)
+                    return
+                except KeyboardInterrupt:  # it came between two tasks, not inside one
+                    live.driver.cancel()
+            _interrupted(live)
     finally:
         if lines is not None:
             lines.flush()
+
+
+_STOP_TRIES = 3
+"""Ctrl+C presses that stop the run in order; one more leaves it ``interrupted``."""
+
+
+def _interrupted(live: LiveRun) -> NoReturn:
+    if live.run_id:
+        click.echo(f"interrupted; continue with: harness-tui resume {live.run_id}", err=True)
+    sys.exit(EXIT_INTERRUPTED)
+
+
+@contextlib.contextmanager
+def _ctrl_c_stops(live: LiveRun) -> Iterator[None]:
+    """While the run is driven, SIGINT stops it (:meth:`LiveRun.interrupt`) instead of
+    unwinding the command from wherever the main thread happens to be."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_sigint(signum: int, frame: object) -> None:
+        live.interrupt()
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _drive_with_progress(live: LiveRun, quiet: bool) -> None:

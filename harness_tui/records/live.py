@@ -169,6 +169,16 @@ class LiveRun:
             self._record_end()
         return stop
 
+    def interrupt(self) -> None:
+        """Ctrl+C, called from the main thread's SIGINT handler: stop the run as the user's
+        stop does (cleanups still run; a second Ctrl+C cancels them too). An attempt running
+        on this very thread is interrupted by the ``KeyboardInterrupt`` this raises, which its
+        executor records as ``cancelled``."""
+        self.driver.cancel()
+        interrupt = getattr(self.run.orchestrator.executor, "interrupt", None)
+        if interrupt is not None:
+            interrupt()
+
     def abandon(self) -> None:
         """Leave an unfinished run behind: the store marks it ``abandoned`` (resumable)."""
         if not self.run.finished:
