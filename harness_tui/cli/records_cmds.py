@@ -63,16 +63,26 @@ def _open_store(path: str | None, create: bool = False) -> RunStore:
     return RunStore(path or default_store_path(), create=create)
 
 
+def _export_target(target: str | None) -> str | None:
+    """Check where the export goes before the run starts, as an absolute path (a task that
+    changes directory must not move it); one line and exit 2 if it cannot be written."""
+    if not target or target == "-":
+        return target
+    from ..records.export import check_target
+
+    return str(check_target(target))
+
+
 def _write_export(record: RunRecord, target: str, fmt: str) -> None:
     from ..records.chrome import chrome_trace
-    from ..records.export import atomic_write
+    from ..records.export import MAX_EXPORT_BYTES, atomic_write
 
     text = record.to_text() if fmt == "harness-run" else json.dumps(chrome_trace(record)) + "\n"
     if target == "-":
         click.echo(text, nl=False)
         return
     try:
-        atomic_write(target, text)
+        atomic_write(target, text, MAX_EXPORT_BYTES if fmt == "harness-run" else None)
     except OSError as exc:
         die(f"cannot write {target}: {exc.strerror}")
     click.echo(f"exported: {target}", err=True)
@@ -196,6 +206,7 @@ def run(
 
     workflow = load_or_die(file)
     value = parse_payload(payload, workflow.payload)
+    export_to = _export_target(export_to)
     store = None if no_store else _open_store(store_path, create=True)
     live = LiveRun.start(workflow, value, store=store)
     run_id = live.ensure_recorded()
@@ -385,6 +396,7 @@ def _runs_table(rows: list[dict[str, Any]], title: str) -> Table:
 @store_option
 def export(run_id: str, file: str, fmt: str, redact: str, store_path: str | None) -> None:
     """Export a stored run to a JSON file (written atomically)."""
+    file = _export_target(file) or file
     store = _open_store(store_path)
     _write_export(store.export(run_id, redact=[k for k in redact.split(",") if k]), file, fmt)
 
@@ -407,6 +419,7 @@ def resume(
     from ..records.live import LiveRun
     from ..records.store import RunStore, default_store_path
 
+    export_to = _export_target(export_to)
     # Never create a store (a mistyped path is an error), but write to the one found.
     store = RunStore(store_path or default_store_path(), create=False, write=True)
     live = LiveRun.resume(store, run_id, force=force)

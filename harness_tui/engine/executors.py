@@ -135,7 +135,16 @@ def _call(fn: Callable[[Mapping[str, Any]], Any], inputs: Mapping[str, Any]) -> 
     except KeyboardInterrupt:
         return _INTERRUPTED
     except BaseException as exc:
-        return Outcome("error", error=error_of(exc), traceback=utf8_safe(tb.format_exc()))
+        return Outcome("error", error=error_of(exc), traceback=traceback_of(exc))
+
+
+def traceback_of(exc: BaseException) -> str:
+    """The formatted traceback of a task's exception, from the task's own frame on (the
+    harness's frame that called it is noise, and moves whenever this file changes)."""
+    frames = exc.__traceback__
+    if frames is not None and frames.tb_next is not None:
+        frames = frames.tb_next
+    return utf8_safe("".join(tb.format_exception(type(exc), exc, frames)))
 
 
 class _Job:
