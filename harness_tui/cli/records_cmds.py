@@ -60,7 +60,13 @@ def _open_store(path: str | None, create: bool = False) -> RunStore:
     """The store at ``path`` (default: the user's). Reading commands never create one."""
     from ..records.store import RunStore, default_store_path
 
-    return RunStore(path or default_store_path(), create=create)
+    return _warn_damage(RunStore(path or default_store_path(), create=create))
+
+
+def _warn_damage(store: RunStore) -> RunStore:
+    if store.damage:
+        click.echo(f"warning: {store.damage}", err=True)
+    return store
 
 
 def _export_target(target: str | None) -> str | None:
@@ -421,7 +427,7 @@ def resume(
 
     export_to = _export_target(export_to)
     # Never create a store (a mistyped path is an error), but write to the one found.
-    store = RunStore(store_path or default_store_path(), create=False, write=True)
+    store = _warn_damage(RunStore(store_path or default_store_path(), create=False, write=True))
     live = LiveRun.resume(store, run_id, force=force)
     the_run = live.run
     if the_run.finished:

@@ -33,10 +33,12 @@ from ..engine.clock import Clock
 from ..engine.events import RunStatus, TraceEvent
 from ..engine.executors import Executor
 from ..engine.orchestrator import RetiredStep, Run, TaskOrchestrator
+from ..engine.resume import ResumeError
 from ..workflow.errors import WorkflowError
 from ..workflow.loader import Workflow, parse_workflow
-from .errors import StoreError
+from .errors import RecordError, StoreError
 from .export import RunRecord
+from .wal import check_wal, keep_copy
 
 __all__ = ["MIGRATIONS", "RunStore", "StoreError", "StoredRun", "default_store_path"]
 
@@ -189,6 +191,26 @@ def _lease_live(owner: str | None, until: float | None) -> bool:
     return until is not None and until > time.time()
 
 
+def _holder(owner: str | None) -> str:
+    """A lease owner as people read it: ``process 1234 on host``."""
+    if not owner:
+        return "another process"
+    host, pid, _ = _owner_parts(owner)
+    return f"process {pid} on {host}"
+
+
+@contextmanager
+def _damage_is_one_line(run_id: str) -> Iterator[None]:
+    """Stored rows that no longer parse (a damaged or hand-edited store) are one line."""
+    try:
+        yield
+    except (ValueError, KeyError, TypeError) as exc:
+        if isinstance(exc, RecordError | ResumeError):
+            raise
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise StoreError(f"run {run_id}: the stored run is damaged: {first}") from None
+
+
 def _writable(path: Path) -> bool:
     """Whether the store file and its folder (where SQLite keeps its -wal and -shm) can be
     written by this process."""
@@ -216,6 +238,7 @@ class StoredRun:
     tasks_done: int
     tasks_total: int
     logs: dict[tuple[str, int], AttemptLog] = field(default_factory=dict)
+    lease_owner: str | None = None
 
 
 class RunStore:
@@ -237,10 +260,14 @@ class RunStore:
 
     def __init__(self, path: str | Path, *, create: bool = True, write: bool | None = None) -> None:
         self.path = Path(path)
+        self.damage: str | None = None
+        """Damage found before opening (a write-ahead log SQLite would silently cut short),
+        with where a copy of it is kept; the store opens with what SQLite can recover."""
         writable = create if write is None else write
         if self.path.exists():
             if self.path.is_file() and self.path.stat().st_size == 0:
                 raise StoreError(f"{self.path}: an empty file is not a run store")
+            self._check_wal()
         elif not create:
             raise StoreError(f"{self.path}: no run store there (nothing was recorded)")
         else:
@@ -255,6 +282,17 @@ class RunStore:
             except BaseException:
                 self._db.close()
                 raise
+
+    def _check_wal(self) -> None:
+        wal = self.path.with_name(self.path.name + "-wal")
+        try:
+            problem = check_wal(wal)
+            if problem is None:
+                return
+            copy = keep_copy(wal)
+        except OSError as exc:
+            raise StoreError(f"{self.path}: cannot check its write-ahead log: {exc}") from None
+        self.damage = f"{self.path}: {problem}; a copy is kept in {copy.name}"
 
     def _connect(self, writable: bool) -> sqlite3.Connection:
         if writable:
@@ -437,8 +475,21 @@ class RunStore:
                 db.execute("ROLLBACK")
                 raise
             db.execute("COMMIT")
+        except sqlite3.IntegrityError:
+            raise StoreError(
+                f"run {run_id} is recorded by {_holder(self._owner(run_id))} now; this "
+                "process stopped recording it"
+            ) from None
         except sqlite3.Error as exc:
             raise StoreError(f"{self.path}: cannot record a task: {exc}") from None
+
+    def _owner(self, run_id: str) -> str | None:
+        try:
+            row = self._db.execute("SELECT lease_owner FROM runs WHERE id = ?", (run_id,))
+            found = row.fetchone()
+        except sqlite3.Error:
+            return None
+        return str(found[0]) if found and found[0] else None
 
     def _renew(self, run_id: str, until: float) -> None:
         with self._transaction() as db:
@@ -514,17 +565,18 @@ class RunStore:
             if row is None:
                 raise StoreError(f"no run {run_id!r} in {self.path}")
             path, base, source, payload_text, status, done, total, owner, until = row
-            events = [
-                TraceEvent.from_dicts(
-                    json.loads(canonical),
-                    {"started_at": started, "ended_at": ended, "traceback": tb, "wall": wall},
-                )
-                for canonical, started, ended, tb, wall in self._db.execute(
-                    "SELECT canonical, started_at, ended_at, traceback, wall FROM events "
-                    "WHERE run_id = ? ORDER BY seq",
-                    (run_id,),
-                )
-            ]
+            with _damage_is_one_line(run_id):
+                events = [
+                    TraceEvent.from_dicts(
+                        json.loads(canonical),
+                        {"started_at": started, "ended_at": ended, "traceback": tb, "wall": wall},
+                    )
+                    for canonical, started, ended, tb, wall in self._db.execute(
+                        "SELECT canonical, started_at, ended_at, traceback, wall FROM events "
+                        "WHERE run_id = ? ORDER BY seq",
+                        (run_id,),
+                    )
+                ]
             outputs = dict(
                 self._db.execute("SELECT task, text FROM outputs WHERE run_id = ?", (run_id,))
             )
@@ -541,7 +593,9 @@ class RunStore:
                 f"run {run_id}: stored workflow is invalid: {exc.problems[0]}"
             ) from None
         status = effective_status(status, owner, until)
-        return StoredRun(run_id, workflow, payload_text, events, outputs, status, done, total, logs)
+        return StoredRun(
+            run_id, workflow, payload_text, events, outputs, status, done, total, logs, owner
+        )
 
     def _restore(
         self, stored: StoredRun, executor: Executor | None = None, clock: Clock | None = None
@@ -553,7 +607,9 @@ class RunStore:
             clock=clock,
             on_failure=stored.workflow.on_failure,
         )
-        run = orchestrator.resume(json.loads(stored.payload_text), stored.events, stored.outputs)
+        with _damage_is_one_line(stored.id):
+            payload = json.loads(stored.payload_text)
+            run = orchestrator.resume(payload, stored.events, stored.outputs)
         run.load_logs(stored.logs)
         return run
 
@@ -581,7 +637,8 @@ class RunStore:
         stored = self.load(run_id)
         if stored.status == "running" and not force:
             raise StoreError(
-                f"run {run_id} is still running (held by a live process); --force takes it over"
+                f"run {run_id} is still running: {_holder(stored.lease_owner)} holds its lease; "
+                "--force takes it over"
             )
         run = self._restore(stored, executor, clock)
         if stored.status in RESUMABLE or stored.status == "running":
@@ -608,14 +665,14 @@ class RunStore:
             now = effective_status(status, owner, until) if status is not None else None
             changed = count != len(stored.events) or now in FINISHED or now is None
             if changed or (now != stored.status and not force):
-                raise StoreError(f"run {stored.id} is being resumed by another process")
+                raise StoreError(f"run {stored.id} was taken by {_holder(owner)} meanwhile")
             taken = db.execute(
                 "UPDATE runs SET status = 'running', lease_owner = ?, lease_until = ? "
                 "WHERE id = ? AND status = ? AND lease_owner IS ?",
                 (lease_owner(), time.time() + LEASE_SECONDS, stored.id, status, owner),
             ).rowcount
             if taken != 1:
-                raise StoreError(f"run {stored.id} is being resumed by another process")
+                raise StoreError(f"run {stored.id} was taken by {_holder(owner)} meanwhile")
 
     def export(self, run_id: str, redact: Iterable[str] = ()) -> RunRecord:
         """A stored run as an export (no code runs), with ``redact``'s keys redacted."""
