@@ -94,6 +94,13 @@ def _write_export(record: RunRecord, target: str, fmt: str) -> None:
     click.echo(f"exported: {target}", err=True)
 
 
+isolation_option = click.option(
+    "--isolation",
+    type=click.Choice(["in-process", "process"]),
+    default=None,
+    help="process: run every task in a child process (contains os._exit, closed descriptors, "
+    "blocked signals, hangs); default: as each task's workflow says.",
+)
 logs_option = click.option(
     "--logs",
     "show_logs",
@@ -194,6 +201,7 @@ def _finish(live: LiveRun, quiet: bool, export_to: str | None, fmt: str, redact:
 )
 @redact_option
 @logs_option
+@isolation_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
 def run(
     file: str,
@@ -205,6 +213,7 @@ def run(
     jsonl_path: str | None,
     redact: str,
     show_logs: bool,
+    isolation: str | None,
     quiet: bool,
 ) -> None:
     """Run a workflow headless; exit 0 if it succeeded, 1 if it failed, 2 on invalid input."""
@@ -214,7 +223,7 @@ def run(
     value = parse_payload(payload, workflow.payload)
     export_to = _export_target(export_to)
     store = None if no_store else _open_store(store_path, create=True)
-    live = LiveRun.start(workflow, value, store=store)
+    live = LiveRun.start(workflow, value, store=store, isolation=isolation)
     run_id = live.ensure_recorded()
     if run_id and not quiet:
         click.echo(f"run id: {run_id}", err=True)
@@ -418,8 +427,14 @@ def export(run_id: str, file: str, fmt: str, redact: str, store_path: str | None
     "another host before the lease expired). Make sure nothing else is running it.",
 )
 @logs_option
+@isolation_option
 def resume(
-    run_id: str, store_path: str | None, export_to: str | None, force: bool, show_logs: bool
+    run_id: str,
+    store_path: str | None,
+    export_to: str | None,
+    force: bool,
+    show_logs: bool,
+    isolation: str | None,
 ) -> None:
     """Continue a stored run (interrupted or abandoned) from its last committed task."""
     from ..records.live import LiveRun
@@ -428,7 +443,7 @@ def resume(
     export_to = _export_target(export_to)
     # Never create a store (a mistyped path is an error), but write to the one found.
     store = _warn_damage(RunStore(store_path or default_store_path(), create=False, write=True))
-    live = LiveRun.resume(store, run_id, force=force)
+    live = LiveRun.resume(store, run_id, force=force, isolation=isolation)
     the_run = live.run
     if the_run.finished:
         click.echo(f"run {run_id} had already finished: {the_run.status.value}", err=True)

@@ -104,7 +104,14 @@ def error_of(exc: BaseException) -> dict[str, str]:
     return {"type": utf8_safe(type(exc).__name__), "message": utf8_safe(message)}
 
 
-_INTERRUPTED = Outcome("cancelled")
+INTERRUPTED = Outcome(
+    "cancelled",
+    error={
+        "type": "KeyboardInterrupt",
+        "message": "interrupted (Ctrl+C, or the task raised KeyboardInterrupt)",
+    },
+)
+"""A ``KeyboardInterrupt`` in an attempt: the run stops as when the user stops it."""
 
 
 _tuple_new = tuple.__new__
@@ -133,7 +140,7 @@ def _call(fn: Callable[[Mapping[str, Any]], Any], inputs: Mapping[str, Any]) -> 
     except _AttemptTimeout:
         raise
     except KeyboardInterrupt:
-        return _INTERRUPTED
+        return INTERRUPTED
     except BaseException as exc:
         return Outcome("error", error=error_of(exc), traceback=traceback_of(exc))
 
@@ -144,7 +151,10 @@ def traceback_of(exc: BaseException) -> str:
     frames = exc.__traceback__
     if frames is not None and frames.tb_next is not None:
         frames = frames.tb_next
-    return utf8_safe("".join(tb.format_exception(type(exc), exc, frames)))
+    try:
+        return utf8_safe("".join(tb.format_exception(type(exc), exc, frames)))
+    except Exception as inner:  # a hostile exception may break formatting too
+        return f"<the traceback could not be formatted: {type(inner).__name__}>"
 
 
 class _Job:
@@ -170,7 +180,10 @@ class _Worker:
             job = self.jobs.get()
             if job is None:
                 return
-            outcome = _captured(job.call.fn, job.call.inputs, job.call.log)
+            try:
+                outcome = _captured(job.call.fn, job.call.inputs, job.call.log)
+            except BaseException as exc:  # never leave the run waiting on a dead worker
+                outcome = Outcome("error", error=error_of(exc))
             if not job.cancelled:
                 job.outcome = outcome
             job.done.set()
@@ -358,7 +371,7 @@ class RecordedExecutor:
         if event.status is Status.TIMED_OUT:
             return Outcome("timeout")
         if event.status is Status.CANCELLED:
-            return Outcome("cancelled")
+            return Outcome("cancelled", error=dict(event.error) if event.error else None)
         return Outcome("error", error=dict(event.error or {"type": "Error", "message": ""}))
 
     def cancel(self) -> None:

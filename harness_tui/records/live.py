@@ -14,6 +14,7 @@ from ..engine.clock import Clock
 from ..engine.driver import Driver, Stop
 from ..engine.events import FAILURE_STATUSES, RunStatus, Status
 from ..engine.executors import Executor
+from ..engine.isolation import PROCESS
 from ..engine.orchestrator import Run, TaskOrchestrator
 from ..engine.resume import ResumeError
 from ..workflow.loader import Workflow
@@ -47,6 +48,16 @@ class RunSummary:
     @property
     def succeeded(self) -> bool:
         return self.status == RunStatus.SUCCEEDED
+
+
+def _isolating(executor: Executor | None, isolation: str | None) -> Executor:
+    """``executor`` wrapped so that isolated tasks (or all, for ``process``) run in a child."""
+    from ..engine.executors import SerialExecutor
+    from ..engine.isolation import ProcessExecutor
+    from ..workflow.isolated import COMMAND
+
+    inner = executor if executor is not None else SerialExecutor()
+    return ProcessExecutor(inner, COMMAND, everything=isolation == PROCESS)
 
 
 class LiveRun:
@@ -88,8 +99,19 @@ class LiveRun:
         store: RunStore | None = None,
         executor: Executor | None = None,
         clock: Clock | None = None,
+        isolation: str | None = None,
     ) -> LiveRun:
-        """A new run of ``workflow`` for ``payload``, positioned before its first task."""
+        """A new run of ``workflow`` for ``payload``, positioned before its first task.
+
+        Args:
+            isolation: ``process`` runs every task in a child process; by default only the
+                tasks whose workflow says ``isolation: process`` do.
+        """
+        asks = any(
+            getattr(node.fn, "isolation", None) == PROCESS for node in workflow.graph.nodes.values()
+        )
+        if asks or isolation == PROCESS:
+            executor = _isolating(executor, isolation)
         orchestrator = TaskOrchestrator(
             workflow.graph, executor=executor, clock=clock, on_failure=workflow.on_failure
         )
@@ -104,6 +126,7 @@ class LiveRun:
         executor: Executor | None = None,
         clock: Clock | None = None,
         force: bool = False,
+        isolation: str | None = None,
     ) -> LiveRun:
         """A stored run, ready to go on where it stopped (recording goes on too).
 
@@ -113,11 +136,13 @@ class LiveRun:
 
         Args:
             force: take the run over even when its lease still looks live.
+            isolation: as for :meth:`start` (tasks that ask for a process get one anyway).
 
         Raises:
             StoreError: unknown run, still running elsewhere, or an unusable store.
             ResumeError: the stored events do not fit the stored workflow.
         """
+        executor = _isolating(executor, isolation)
         try:
             workflow, run = store.resume(
                 run_id, executor=executor, clock=clock, attach=False, force=force

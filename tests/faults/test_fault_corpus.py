@@ -36,7 +36,20 @@ FAULTS = [
     Fault("lone_surrogate", "in-process", "failed", "OutputNotJSON", "failed", 1, 10),
     Fault("swallow_timeout", "in-process", "timed_out", "Timeout", "failed", 1, 10),
     Fault("stray_thread", "in-process", "succeeded", None, "succeeded", 0, 10),
-    Fault("keyboard_interrupt", "in-process", "cancelled", "Cancelled", "cancelled", 130, 10),
+    Fault(
+        "keyboard_interrupt", "in-process", "cancelled", "KeyboardInterrupt", "cancelled", 130, 10
+    ),
+    # What in-process cannot contain: the task's own process ends, or ignores the timeout.
+    Fault("hard_exit", "process", "failed", "ProcessExited", "failed", 1, 10),
+    Fault("close_fds", "process", "succeeded", None, "succeeded", 0, 10),
+    Fault("block_alarm", "process", "timed_out", "Timeout", "failed", 1, 10),
+    Fault("hang", "process", "timed_out", "Timeout", "failed", 1, 10),
+    # The in-process faults end the same way in a child process.
+    Fault("exit_three", "process", "failed", "SystemExit", "failed", 1, 10),
+    Fault("unprintable", "process", "failed", "_Unprintable", "failed", 1, 10),
+    Fault("lone_surrogate", "process", "failed", "OutputNotJSON", "failed", 1, 10),
+    Fault("stray_thread", "process", "succeeded", None, "succeeded", 0, 10),
+    Fault("keyboard_interrupt", "process", "cancelled", "KeyboardInterrupt", "cancelled", 130, 10),
 ]
 
 
@@ -157,17 +170,20 @@ def _interrupt(args: list[str], marker: Path) -> tuple[int, str]:
     return process.returncode, err
 
 
-SIGINT = Fault("sigint", "in-process", "cancelled", "Cancelled", "cancelled", 130, 30)
+SIGINT = Fault("sigint", "in-process", "cancelled", "KeyboardInterrupt", "cancelled", 130, 30)
 
 
-def test_ctrl_c_stops_run_and_resume_alike(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["in-process", "process"])
+def test_ctrl_c_stops_run_and_resume_alike(tmp_path: Path, mode: str) -> None:
     """Ctrl+C: the task is cancelled, cleanups run, the run ends ``cancelled`` and recorded,
     exit 130, in ``run`` and in ``resume`` alike."""
     workflow = _sigint_workflow(tmp_path)
     marker, store = tmp_path / "started", tmp_path / "runs.sqlite3"
     export = tmp_path / "run.json"
+    isolation = ["--isolation", mode]
     code, err = _interrupt(
-        ["run", str(workflow), "--store", str(store), "--export", str(export)], marker
+        ["run", str(workflow), "--store", str(store), "--export", str(export), *isolation],
+        marker,
     )
     assert code == 130, err
     assert "Traceback" not in err and "Aborted" not in err
@@ -179,9 +195,39 @@ def test_ctrl_c_stops_run_and_resume_alike(tmp_path: Path) -> None:
     marker.unlink()
     resumed = tmp_path / "resumed.json"
     code, err = _interrupt(
-        ["resume", str(row["id"]), "--store", str(tmp_path / "k.db"), "--export", str(resumed)],
+        [
+            "resume",
+            str(row["id"]),
+            "--store",
+            str(tmp_path / "k.db"),
+            "--export",
+            str(resumed),
+            *isolation,
+        ],
         marker,
     )
     assert code == 130, err
     assert "Traceback" not in err and "Aborted" not in err
     check_end(SIGINT, resumed, tmp_path / "k.db")
+
+
+@pytest.mark.parametrize("where", ["task", "defaults"])
+def test_the_workflow_file_asks_for_a_process(tmp_path: Path, where: str) -> None:
+    """``isolation: process`` on the task or in ``defaults:`` needs no command-line flag."""
+    text = (CORPUS / "hard_exit.yaml").read_text("utf-8")
+    if where == "task":
+        text = text.replace(
+            "run: faulty:hard_exit\n", "run: faulty:hard_exit\n    isolation: process\n"
+        )
+    else:
+        text = text.replace(
+            "on_failure: stop\n", "on_failure: stop\ndefaults: {isolation: process}\n"
+        )
+    workflow = tmp_path / "hard_exit.yaml"
+    workflow.write_text(text, "utf-8")
+    (tmp_path / "faulty.py").write_text((CORPUS / "faulty.py").read_text("utf-8"), "utf-8")
+    store, export = tmp_path / "runs.sqlite3", tmp_path / "run.json"
+    result = harness("run", str(workflow), "--store", str(store), "--export", str(export))
+    assert result.returncode == 1, result.stderr
+    (hard_exit,) = [f for f in FAULTS if f.name == "hard_exit"]
+    check_end(hard_exit, export, store)
