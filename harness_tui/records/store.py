@@ -191,6 +191,13 @@ def _lease_live(owner: str | None, until: float | None) -> bool:
     return until is not None and until > time.time()
 
 
+def _rollback(db: sqlite3.Connection) -> None:
+    """Roll back if a transaction is still open: SQLite has already rolled back after a full
+    disk or an I/O error, and a second ROLLBACK would hide that cause behind its own error."""
+    if db.in_transaction:
+        db.execute("ROLLBACK")
+
+
 def _holder(owner: str | None) -> str:
     """A lease owner as people read it: ``process 1234 on host``."""
     if not owner:
@@ -372,7 +379,7 @@ class RunStore:
             try:
                 yield self._db
             except BaseException:
-                self._db.execute("ROLLBACK")
+                _rollback(self._db)
                 raise
             self._db.execute("COMMIT")
 
@@ -472,7 +479,7 @@ class RunStore:
                         [(run_id, task, n, log.text, log.truncated) for n, log in retired.logs],
                     )
             except BaseException:
-                db.execute("ROLLBACK")
+                _rollback(db)
                 raise
             db.execute("COMMIT")
         except sqlite3.IntegrityError:

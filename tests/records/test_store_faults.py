@@ -194,3 +194,18 @@ def test_another_writer_of_the_same_run_stops_recording_not_the_harness(tmp_path
         f"the run is no longer recorded: run {live.run_id} is recorded by process 42 on "
         "elsewhere now; this process stopped recording it"
     )
+
+
+def test_a_full_disk_is_one_line_and_the_run_still_ends(tmp_path: Path) -> None:
+    path = tmp_path / "runs.sqlite3"
+    with RunStore(path) as store:
+        live = LiveRun.start(CHAIN, CHAIN.payload, store=store, clock=FakeClock())
+        live.ensure_recorded()
+        pages = store._db.execute("PRAGMA page_count").fetchone()[0]
+        store._db.execute(f"PRAGMA max_page_count = {pages}")  # no room for one more page
+        live.drive()
+    assert live.run.finished and live.run.status.value == "succeeded"
+    assert live.problem is not None
+    assert live.problem.startswith("the run is no longer recorded: ")
+    assert "database or disk is full" in live.problem and "\n" not in live.problem
+    assert live.export().document["status"] == "succeeded"  # the export does not need the store
