@@ -216,7 +216,8 @@ def _signal_timeouts_available() -> bool:
 
 
 def _unblock_alarm() -> None:
-    """A task that blocked SIGALRM must not disable the timeouts of every later attempt."""
+    """A task that blocked SIGALRM must not disable the timeouts of every later attempt (checked
+    only after an overrun: a system call per attempt would cost the hot path)."""
     if signal.SIGALRM in signal.pthread_sigmask(signal.SIG_BLOCK, ()):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, (signal.SIGALRM,))
 
@@ -271,11 +272,11 @@ class SerialExecutor:
                 _alarm["armed"] = False
                 signal.setitimer(signal.ITIMER_REAL, 0)
         except _AttemptTimeout:
-            outcome = Outcome("timeout")
+            return Outcome("timeout")
         finally:
             self.running_inline = False
-            _unblock_alarm()
-        if outcome.kind == "timeout" or clock.now() - started > call.timeout:
+        if clock.now() - started > call.timeout:
+            _unblock_alarm()  # the alarm did not come: the task may have blocked SIGALRM
             return Outcome("timeout")
         return outcome
 
