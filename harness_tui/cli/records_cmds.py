@@ -65,7 +65,9 @@ def _open_store(path: str | None, create: bool = False) -> RunStore:
 
 def _warn_damage(store: RunStore) -> RunStore:
     if store.damage:
-        click.echo(f"warning: {store.damage}", err=True)
+        from ..tui.sanitize import visible
+
+        click.echo(f"warning: {visible(store.damage)}", err=True)
     return store
 
 

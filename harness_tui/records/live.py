@@ -13,7 +13,7 @@ from ..engine.canonical import loads
 from ..engine.clock import Clock
 from ..engine.driver import Driver, Stop
 from ..engine.events import FAILURE_STATUSES, RunStatus, Status
-from ..engine.executors import Executor
+from ..engine.executors import Executor, RecordedExecutor, SerialExecutor
 from ..engine.isolation import PROCESS
 from ..engine.orchestrator import Run, TaskOrchestrator
 from ..engine.resume import ResumeError
@@ -52,10 +52,11 @@ class RunSummary:
 
 def _isolating(executor: Executor | None, isolation: str | None) -> Executor:
     """``executor`` wrapped so that isolated tasks (or all, for ``process``) run in a child."""
-    from ..engine.executors import SerialExecutor
     from ..engine.isolation import ProcessExecutor
     from ..workflow.isolated import COMMAND
 
+    if isinstance(executor, RecordedExecutor):
+        return executor  # a replay runs no code, in this process or any other (I6)
     inner = executor if executor is not None else SerialExecutor()
     return ProcessExecutor(inner, COMMAND, everything=isolation == PROCESS)
 

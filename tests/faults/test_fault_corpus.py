@@ -231,3 +231,18 @@ def test_the_workflow_file_asks_for_a_process(tmp_path: Path, where: str) -> Non
     assert result.returncode == 1, result.stderr
     (hard_exit,) = [f for f in FAULTS if f.name == "hard_exit"]
     check_end(hard_exit, export, store)
+
+
+def test_isolation_never_wraps_a_replay() -> None:
+    """A replay runs no code (I6): not in this process, not in a child either."""
+    from harness_tui.engine.executors import RecordedExecutor
+    from harness_tui.engine.isolation import ProcessExecutor
+    from harness_tui.records.live import LiveRun
+    from harness_tui.workflow.loader import load_workflow
+
+    workflow = load_workflow(str(CORPUS / "hard_exit.yaml"))
+    recorded = RecordedExecutor([], {})
+    replay = LiveRun.start(workflow, {}, executor=recorded, isolation="process")
+    assert replay.run.orchestrator.executor is recorded
+    live = LiveRun.start(workflow, {}, isolation="process")
+    assert isinstance(live.run.orchestrator.executor, ProcessExecutor)
