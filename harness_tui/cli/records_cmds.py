@@ -100,8 +100,8 @@ isolation_option = click.option(
     "--isolation",
     type=click.Choice(["in-process", "process"]),
     default=None,
-    help="process: run every task in a child process (contains os._exit, closed descriptors, "
-    "blocked signals, hangs); default: as each task's workflow says.",
+    help="process: every task in a child process (contains os._exit, closed descriptors, "
+    "blocked signals, hangs); in-process: none; default: as each task's workflow says.",
 )
 logs_option = click.option(
     "--logs",

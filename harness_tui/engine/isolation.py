@@ -175,7 +175,13 @@ class ProcessExecutor:
         if not self._isolated(call):
             return self.inner.execute(call, clock)
         started = clock.now()
-        child = _Child(self.command, call)
+        try:
+            child = _Child(self.command, call)
+        except OSError as exc:  # no process to be had (limits, a missing interpreter)
+            return Outcome(
+                "error",
+                error={"type": "ProcessStartFailed", "message": f"{exc.strerror or exc}"},
+            )
         with self._lock:
             self._current = child
         finished = False

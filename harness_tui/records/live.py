@@ -17,6 +17,7 @@ from ..engine.executors import Executor, RecordedExecutor, SerialExecutor
 from ..engine.isolation import PROCESS
 from ..engine.orchestrator import Run, TaskOrchestrator
 from ..engine.resume import ResumeError
+from ..engine.spec import DEFAULT_ISOLATION as IN_PROCESS
 from ..workflow.loader import Workflow
 from .errors import StoreError
 from .export import RunRecord
@@ -105,13 +106,13 @@ class LiveRun:
         """A new run of ``workflow`` for ``payload``, positioned before its first task.
 
         Args:
-            isolation: ``process`` runs every task in a child process; by default only the
-                tasks whose workflow says ``isolation: process`` do.
+            isolation: ``process`` runs every task in a child process, ``in-process`` none;
+                by default only the tasks whose workflow says ``isolation: process`` do.
         """
         asks = any(
             getattr(node.fn, "isolation", None) == PROCESS for node in workflow.graph.nodes.values()
         )
-        if asks or isolation == PROCESS:
+        if (asks and isolation != IN_PROCESS) or isolation == PROCESS:
             executor = _isolating(executor, isolation)
         orchestrator = TaskOrchestrator(
             workflow.graph, executor=executor, clock=clock, on_failure=workflow.on_failure
@@ -137,13 +138,14 @@ class LiveRun:
 
         Args:
             force: take the run over even when its lease still looks live.
-            isolation: as for :meth:`start` (tasks that ask for a process get one anyway).
+            isolation: as for :meth:`start`.
 
         Raises:
             StoreError: unknown run, still running elsewhere, or an unusable store.
             ResumeError: the stored events do not fit the stored workflow.
         """
-        executor = _isolating(executor, isolation)
+        if isolation != IN_PROCESS:
+            executor = _isolating(executor, isolation)
         try:
             workflow, run = store.resume(
                 run_id, executor=executor, clock=clock, attach=False, force=force

@@ -246,3 +246,17 @@ def test_isolation_never_wraps_a_replay() -> None:
     assert replay.run.orchestrator.executor is recorded
     live = LiveRun.start(workflow, {}, isolation="process")
     assert isinstance(live.run.orchestrator.executor, ProcessExecutor)
+
+
+def test_the_isolation_mode_is_not_in_the_digest(tmp_path: Path) -> None:
+    """I3: where a task ran changes nothing in the canonical trace or the results."""
+    digests = []
+    for mode in ("in-process", "process"):
+        export = tmp_path / f"{mode}.json"
+        result = harness(
+            "run", str(CORPUS / "stray_thread.yaml"), "--no-store", "-q", "--isolation", mode,
+            "--export", str(export),
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        digests.append(json.loads(export.read_text("utf-8"))["digests"])
+    assert digests[0] == digests[1]
