@@ -59,6 +59,7 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 _LAZY = {
+    "debug": ".debugger",
     "PlanDiff": ".engine.diff",
     "plan_diff": ".engine.diff",
     "TaskInputs": ".engine.inputs",
@@ -119,6 +120,7 @@ __all__ = [
     "__version__",
     "canonical_json",
     "compute_task_id",
+    "debug",
     "digest",
     "load_workflow",
     "parse_workflow",

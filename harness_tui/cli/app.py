@@ -68,12 +68,12 @@ def cli(ctx: click.Context) -> None:
 def validate(files: tuple[str, ...]) -> None:
     """Check workflow files; print 'ok' or every problem as file:line:col: message."""
     from ..workflow.errors import WorkflowError
-    from ..workflow.loader import load_workflow
+    from ..workflow.sources import load_any
 
     bad = False
     for path in files:
         try:
-            workflow = load_workflow(path)
+            workflow = load_any(path)
         except WorkflowError as exc:
             bad = True
             for problem in exc.problems:

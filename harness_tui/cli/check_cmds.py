@@ -37,23 +37,10 @@ if TYPE_CHECKING:
 def verify(file: str, payload: str | None, count: int, against: str | None) -> None:
     """Check determinism: fresh runs under different hash seeds, or one run against an export."""
     from ..records.divergence import trace_diff
-    from ..records.export import RunRecord
 
     workflow = load_or_die(file)
     if against:
-        record = RunRecord.read(against)
-        value = parse_payload(payload, record.payload)
-        live = _live_record(workflow, value)
-        diff = trace_diff(record.events, live.events, record.outputs, live.outputs)
-        if live.plan.digest != record.plan.digest and diff.identical:
-            click.echo("plans differ although the traces agree", err=True)
-            sys.exit(EXIT_FAILED)
-        if diff.identical and live.digests == record.digests:
-            click.echo(f"identical to {against}: run digest {record.digests['run']}")
-            sys.exit(EXIT_OK)
-        first = diff.first
-        click.echo("diverges from the record: " + (first.describe() if first else "digests differ"))
-        sys.exit(EXIT_FAILED)
+        _verify_against(workflow, against, payload)
     value = parse_payload(payload, workflow.payload)
     records = _fresh_records(file, value, count)
     first_record = records[0]
@@ -69,6 +56,38 @@ def verify(file: str, payload: str | None, count: int, against: str | None) -> N
         f"deterministic: {count} runs under different hash seeds agree on plan, trace and "
         f"results; run digest {first_record.digests['run']}"
     )
+
+
+def _verify_against(workflow: Workflow, against: str, payload: str | None) -> None:
+    """One fresh run of ``workflow`` compared with the export ``against``; exits."""
+    from ..records.divergence import compare_records, count_tasks, trace_diff
+    from ..records.export import RunRecord
+
+    record = RunRecord.read(against)
+    recorded = record.document["workflow"]["name"]
+    if recorded != workflow.name and not set(record.plan.names) & set(workflow.graph.nodes):
+        die(
+            f"{against} records workflow {recorded!r}, not {workflow.name!r}: they share no "
+            "task, so there is nothing to compare"
+        )
+    value = parse_payload(payload, record.payload)
+    live = _live_record(workflow, value)
+    diff = trace_diff(record.events, live.events, record.outputs, live.outputs)
+    if diff.identical and live.digests == record.digests:
+        click.echo(f"identical to {against}: run digest {record.digests['run']}")
+        sys.exit(EXIT_OK)
+    if live.plan.digest != record.plan.digest and diff.identical:
+        click.echo("plans differ although the traces agree", err=True)
+        sys.exit(EXIT_FAILED)
+    found = compare_records(record, live).tasks
+    if found:
+        more = f" ({count_tasks(len(found))})" if len(found) > 1 else ""
+        where = found[0].describe(sides=("the record", "this run"))
+        click.echo(f"diverges from the record: {where}{more}")
+    else:  # the same tasks did the same things, in another order
+        first = diff.first
+        click.echo("diverges from the record: " + (first.describe() if first else "digests differ"))
+    sys.exit(EXIT_FAILED)
 
 
 def _fresh_records(file: str, payload: Any, count: int) -> list[RunRecord]:
@@ -117,22 +136,27 @@ def _live_record(workflow: Workflow, payload: Any) -> RunRecord:
     return RunRecord.from_run(orchestrator.start(payload).run_to_end(), workflow)
 
 
+GOLDEN_KEYS = ("payload", "plan", "trace", "results")
+"""What a golden file pins; files written since the spec was added also hold ``spec``."""
+
+
 @cli.command()
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.argument("golden_file", type=click.Path(dir_okay=False))
 @payload_option
 @click.option("--update", is_flag=True, help="Write the golden file instead of checking it.")
 def golden(file: str, golden_file: str, payload: str | None, update: bool) -> None:
-    """Check (or --update) a golden file holding plan, trace and results."""
-    from ..records.divergence import trace_diff
+    """Check (or --update) a golden file holding plan, trace, results and each task's spec."""
+    from ..engine.spec import task_spec
     from ..records.export import atomic_write
 
     workflow = load_or_die(file)
     value = parse_payload(payload, workflow.payload)
     live = _live_record(workflow, value)
-    document = {key: live.document[key] for key in ("payload", "plan", "trace", "results")}
-    text = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    document = {key: live.document[key] for key in GOLDEN_KEYS}
+    document["spec"] = {name: task_spec(node) for name, node in workflow.graph.nodes.items()}
     if update:
+        text = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
         try:
             atomic_write(golden_file, text)
         except OSError as exc:
@@ -140,16 +164,51 @@ def golden(file: str, golden_file: str, payload: str | None, update: bool) -> No
         click.echo(f"wrote {golden_file}")
         return
     expected = _read_golden(golden_file)
+    if "spec" not in expected:  # written before specs were pinned: compare what it has
+        del document["spec"]
     if expected == document:
         click.echo(f"ok: {file} matches {golden_file}")
         return
-    diff = trace_diff(_golden_events(expected, golden_file), live.events)
-    if diff.first:
-        click.echo(f"golden mismatch: {diff.first.describe()}")
-    else:
-        keys = [k for k in ("payload", "plan", "results") if expected.get(k) != document[k]]
-        click.echo(f"golden mismatch in {', '.join(keys)}")
+    click.echo(f"golden mismatch: {_golden_mismatch(expected, document, golden_file)}")
     sys.exit(EXIT_FAILED)
+
+
+def _golden_mismatch(expected: dict[str, Any], document: dict[str, Any], golden_file: str) -> str:
+    """What differs, cause first: a task's changed spec field, else the first divergent
+    event, else the sections that differ."""
+    from ..engine.diff import json_changes
+    from ..records.divergence import change_line, task_diff, trace_diff
+
+    parts = []
+    if "spec" in expected and expected["spec"] != document["spec"]:
+        changes = json_changes(expected["spec"], document["spec"])
+        shown = [change_line(c, _where(c["path"])) for c in changes[:3]]
+        more = f" and {len(changes) - 3} more" if len(changes) > 3 else ""
+        parts.append("; ".join(shown) + more)
+    pinned, live = _golden_events(expected, golden_file), _events(document)
+    first = trace_diff(pinned, live).first
+    if first is not None and parts:
+        parts.append(f"the trace differs from event {first.seq} (task {first.task})")
+    elif first is not None:
+        by_task = task_diff(pinned, live)
+        where = by_task[0].describe(sides=("the golden file", "this run")) if by_task else ""
+        parts.append(f"event {first.seq}: {where or first.describe()}")
+    if not parts:
+        keys = [k for k in GOLDEN_KEYS if expected.get(k) != document[k]]
+        parts.append(f"in {', '.join(keys)}")
+    return "; then ".join(parts)
+
+
+def _where(path: str) -> str:
+    """``deploy: with.env`` for the spec path ``$.deploy.with.env``."""
+    task, _, rest = path[2:].partition(".")
+    return f"{task}: {rest}" if rest else task
+
+
+def _events(document: dict[str, Any]) -> list[TraceEvent]:
+    from ..engine.events import TraceEvent
+
+    return [TraceEvent.from_dicts(event) for event in document["trace"]]
 
 
 def _read_golden(golden_file: str) -> dict[str, Any]:
@@ -175,6 +234,12 @@ def _read_golden(golden_file: str) -> dict[str, Any]:
         die(f"{golden_file}: not a golden file ({too_many_digits()})")
     if not isinstance(expected, dict):
         die(f"{golden_file}: not a golden file (not a JSON object)")
+    missing = [key for key in GOLDEN_KEYS if key not in expected]
+    if missing:
+        # A damaged pin is an error, not a mismatch: --update would overwrite what it pinned.
+        die(f"{golden_file}: not a golden file (it lacks {', '.join(missing)})")
+    if not isinstance(expected.get("spec", {}), dict):
+        die(f"{golden_file}: not a golden file (its spec is not a JSON object)")
     return expected
 
 

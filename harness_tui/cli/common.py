@@ -27,9 +27,9 @@ def load_or_die(path: str) -> Workflow:
     """Load a workflow; its problems reach the user through :func:`exit_with_error`."""
     # Deferred: the loader brings pydantic, PyYAML and JMESPath (about 110 ms), which
     # `--help`, `runs` and `replay` of a broken path do not need.
-    from ..workflow.loader import load_workflow
+    from ..workflow.sources import load_any
 
-    return load_workflow(path)
+    return load_any(path)
 
 
 def exit_with_error(error: HarnessError) -> NoReturn:

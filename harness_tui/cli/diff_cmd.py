@@ -47,7 +47,7 @@ def diff(
     """
     old_export, new_export = _is_export(old), _is_export(new)
     if old_export and new_export:
-        _trace_diff(old, new, as_json, exit_code)
+        _trace_diff(old, new, as_json, exit_code, tui)
         return
     if old_export or new_export:
         export, other = (old, new) if old_export else (new, old)
@@ -124,21 +124,32 @@ def _print_side_by_side(result: PlanDiff, old: str, new: str) -> None:
     console.print(result.summary_line(), highlight=False)
 
 
-def _trace_diff(old: str, new: str, as_json: bool, exit_code: bool) -> None:
-    from ..records.divergence import task_diff
+def _trace_diff(old: str, new: str, as_json: bool, exit_code: bool, tui: bool) -> None:
+    from ..records.divergence import compare_records, count_tasks
     from ..records.export import RunRecord
 
     a, b = RunRecord.read(old), RunRecord.read(new)
+    if tui:
+        from ..tui.diff_app import run_record_diff_app
+
+        run_record_diff_app(a, b)
+        return
     # Aligned by task, not position: once one plan shifts, a positional diff calls every
     # later event different.
-    found = task_diff(a.events, b.events, a.outputs, b.outputs)
+    comparison = compare_records(a, b)
+    found = comparison.tasks
     if as_json:
-        click.echo(json.dumps([d.to_json() for d in found], indent=2))
+        plan = comparison.plan.to_json() if comparison.plan else None
+        document = {"plan": plan, "tasks": [d.to_json() for d in found]}
+        click.echo(json.dumps(document, indent=2, ensure_ascii=False, sort_keys=True))
     elif not found:
         click.echo(f"traces agree task by task ({len(a.events)} and {len(b.events)} events)")
     else:
+        if comparison.plan is not None and not comparison.plan.identical:
+            click.echo(f"workflows: {comparison.plan.summary_line()}")
         click.echo(f"first divergence: {found[0].describe()}")
         for difference in found[1:]:
             click.echo(f"  {difference.describe()}")
-        click.echo(f"{len(found)} tasks differ")
-    sys.exit(EXIT_FAILED if exit_code and found else EXIT_OK)
+        click.echo(count_tasks(len(found)))
+    changed = bool(found) or a.digests["run"] != b.digests["run"]
+    sys.exit(EXIT_FAILED if exit_code and changed else EXIT_OK)

@@ -235,10 +235,12 @@ def run(
             jsonl = open(jsonl_path, "w", encoding="utf-8")  # noqa: SIM115 - closed below
         except OSError as exc:
             die(f"cannot write {jsonl_path}: {exc.strerror}")
-        stream = jsonl
+        from ..records.jsonl import JsonLines
+
+        stream, lines = jsonl, JsonLines()
 
         def write_line(event: TraceEvent) -> None:
-            stream.write(event.canonical_text() + "\n")
+            stream.write(lines.line(event) + "\n")
             stream.flush()
 
         live.run.add_listener(write_line)

@@ -72,6 +72,11 @@ class AttemptLog(NamedTuple):
     truncated: bool = False
 
 
+UNATTRIBUTED = ("", 0)
+"""The ``(task, attempt)`` key under which a run's unattributed output is stored and exported:
+what threads wrote after the attempt that started them ended."""
+
+
 # One lock for every buffer: writes are rare next to attempts, and a buffer per attempt is
 # then one allocation less on the hot path.
 _lock = threading.Lock()

@@ -13,7 +13,7 @@ from enum import StrEnum
 from typing import Any, NamedTuple
 
 from .canonical import combine_digests, loads
-from .capture import DEFAULT_LOG_LIMIT, AttemptLog, LogListener
+from .capture import DEFAULT_LOG_LIMIT, UNATTRIBUTED, AttemptLog, LogListener
 from .clock import Clock, SystemClock
 from .context import Listener, RunContext
 from .driver import Driver
@@ -276,9 +276,13 @@ class Run:
         self.context.log_listeners.append(listener)
 
     def load_logs(self, logs: Mapping[tuple[str, int], AttemptLog]) -> None:
-        """Take recorded logs of attempts that ran before (a restored or resumed run)."""
+        """Take recorded logs of attempts that ran before (a restored or resumed run), and the
+        run's unattributed output under :data:`~.capture.UNATTRIBUTED`."""
         context = self.context
         for (task, attempt), log in logs.items():
+            if (task, attempt) == UNATTRIBUTED:
+                context.unattributed.load(log)
+                continue
             buffer = context.new_log(task, attempt)
             if buffer is not None:
                 buffer.load(log)

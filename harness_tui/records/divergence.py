@@ -9,12 +9,27 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..engine.diff import PlanDiff, json_changes
+from ..engine.errors import HarnessError
 from ..engine.events import TraceEvent
+from ..workflow.loader import diff_workflows
+from .export import RunRecord
 
-__all__ = ["Divergence", "TaskDivergence", "TraceDiff", "task_diff", "trace_diff"]
+__all__ = [
+    "Divergence",
+    "RecordComparison",
+    "TaskDivergence",
+    "TraceDiff",
+    "change_line",
+    "compare_records",
+    "count_tasks",
+    "explain",
+    "task_diff",
+    "trace_diff",
+]
 
 _SMALL = 200
 _FIELDS = ("task", "task_id", "status", "attempt", "error", "input_digest", "output_digest")
@@ -152,13 +167,16 @@ class TaskDivergence:
     """How one task's part of two traces differs (traces aligned by task, not position).
 
     Attributes:
-        task: the task.
+        task: the task (its name in the second run).
         kind: ``added`` (only in the second run), ``removed`` (only in the first),
             ``inputs`` (its input digest differs: the cause is upstream), ``status`` (same
             inputs, another final status), ``output`` (same inputs, another output: this task
-            is non-deterministic) or ``attempts`` (same outcome after another number of tries).
+            is non-deterministic), ``attempts`` (same outcome after another number of tries)
+            or ``renamed`` (the same task under a new name, and nothing else differs).
         expected / actual: the differing values (statuses, digests or attempt counts).
         expected_value / actual_value: the outputs, when they differ and are small.
+        renamed_from: the task's name in the first run, when the workflow renamed it.
+        cause: where the difference was born, when the workflows say (see :func:`explain`).
     """
 
     task: str
@@ -167,6 +185,8 @@ class TaskDivergence:
     actual: Any = None
     expected_value: Any = None
     actual_value: Any = None
+    renamed_from: str | None = None
+    cause: str = ""
 
     CAUSES = {
         "added": "only in the second run",
@@ -175,12 +195,23 @@ class TaskDivergence:
         "status": "same inputs, another outcome: the task behaved differently",
         "output": "same inputs, different output: this task is non-deterministic",
         "attempts": "same outcome after a different number of attempts",
+        "renamed": "renamed; same inputs, outcome and output",
     }
 
-    def describe(self) -> str:
-        """One line for people."""
-        line = f"{self.task}: {self.CAUSES[self.kind]}"
-        if self.kind != "output":  # digests say nothing to a person; the outputs follow
+    def describe(self, sides: tuple[str, str] = ("the first run", "the second run")) -> str:
+        """One line for people; ``sides`` names the two runs (``added``/``removed`` say which
+        one has the task)."""
+        name = self.task
+        if self.renamed_from is not None and self.kind != "renamed":
+            name += f" (renamed from {self.renamed_from})"
+        cause = self.cause or self.CAUSES[self.kind]
+        if self.kind in ("added", "removed"):
+            cause = f"only in {sides[self.kind == 'added']}"
+        line = f"{name}: {cause}"
+        if self.kind == "renamed":
+            line += f" (was {self.renamed_from})"
+        elif self.kind != "output" and self.expected != self.actual:
+            # Digests say nothing to a person (the outputs follow), nor do two equal statuses.
             line += f" ({_short(self.expected)} -> {_short(self.actual)})"
         if self.expected_value is not None or self.actual_value is not None:
             line += f" (output {_short(self.expected_value)} -> {_short(self.actual_value)})"
@@ -194,6 +225,8 @@ class TaskDivergence:
             "actual": self.actual,
             "expected_value": self.expected_value,
             "actual_value": self.actual_value,
+            "renamed_from": self.renamed_from,
+            "cause": self.cause or self.CAUSES[self.kind],
         }
 
 
@@ -219,36 +252,172 @@ def _parts(events: Sequence[TraceEvent]) -> dict[str, _TaskPart]:
     return parts
 
 
+def _compare(
+    task: str, a: _TaskPart, b: _TaskPart, outputs: tuple[Any, Any], renamed_from: str | None
+) -> TaskDivergence | None:
+    """How one task present in both runs differs, or None."""
+    values: tuple[Any, Any] = (None, None)
+    if a.output_digest != b.output_digest:
+        values = outputs
+    if a.input_digest != b.input_digest:
+        found = TaskDivergence(task, "inputs", a.status, b.status, *values)
+    elif a.status != b.status:
+        found = TaskDivergence(task, "status", a.status, b.status, *values)
+    elif a.output_digest != b.output_digest:
+        found = TaskDivergence(task, "output", a.output_digest, b.output_digest, *values)
+    elif a.attempts != b.attempts:
+        found = TaskDivergence(task, "attempts", a.attempts, b.attempts)
+    elif renamed_from is not None:
+        found = TaskDivergence(task, "renamed", renamed_from, task)
+    else:
+        return None
+    return replace(found, renamed_from=renamed_from)
+
+
 def task_diff(
     expected: Sequence[TraceEvent],
     actual: Sequence[TraceEvent],
     expected_outputs: Mapping[str, str] | None = None,
     actual_outputs: Mapping[str, str] | None = None,
+    renames: Mapping[str, str] | None = None,
 ) -> list[TaskDivergence]:
     """Compare two traces task by task, whatever their order: what each task did differently,
-    the first run's tasks in its trace order, then the tasks only the second run has."""
+    the first run's tasks in its trace order, then the tasks only the second run has.
+
+    ``renames`` maps a task's name in the first run to its name in the second (from a plan
+    diff of the two workflows): such a pair is compared as one task.
+    """
+    renames = dict(renames or {})
     old, new = _parts(expected), _parts(actual)
+    matched = {renames.get(task, task) for task in old}
     found: list[TaskDivergence] = []
-    for task in [*old, *(t for t in new if t not in old)]:
-        a, b = old.get(task), new.get(task)
+    for task in [*old, *(t for t in new if t not in matched)]:
+        name = renames.get(task, task) if task in old else task
+        a, b = old.get(task), new.get(name)
+        if task not in old:
+            a = None
         if a is None or b is None:
             kind = "added" if a is None else "removed"
-            found.append(TaskDivergence(task, kind, a and a.status, b and b.status))
-        elif a.input_digest != b.input_digest:
-            found.append(TaskDivergence(task, "inputs", a.status, b.status))
-        elif a.status != b.status:
-            found.append(TaskDivergence(task, "status", a.status, b.status))
-        elif a.output_digest != b.output_digest:
-            found.append(
-                TaskDivergence(
-                    task,
-                    "output",
-                    a.output_digest,
-                    b.output_digest,
-                    _small(expected_outputs, task),
-                    _small(actual_outputs, task),
-                )
-            )
-        elif a.attempts != b.attempts:
-            found.append(TaskDivergence(task, "attempts", a.attempts, b.attempts))
+            found.append(TaskDivergence(name, kind, a and a.status, b and b.status))
+            continue
+        outputs = (_small(expected_outputs, task), _small(actual_outputs, name))
+        difference = _compare(name, a, b, outputs, task if name != task else None)
+        if difference is not None:
+            found.append(difference)
     return found
+
+
+def explain(
+    found: Sequence[TaskDivergence],
+    plan: PlanDiff,
+    depends_on: Mapping[str, Sequence[str]],
+) -> list[TaskDivergence]:
+    """Name where each ``inputs`` divergence was born, from the plan diff of the two runs'
+    workflows: the task's own changed fields, a dependency that differs, or (where no
+    dependency differs) the payload.
+
+    Args:
+        found: the divergences from :func:`task_diff`.
+        plan: the plan diff of the first run's workflow and payload against the second's.
+        depends_on: each task's dependencies in the second run's workflow.
+    """
+    differing = {d.task: d for d in found if d.kind != "removed"}
+    payload = _payload_cause(plan)
+    explained = []
+    for difference in found:
+        if difference.kind != "inputs":
+            explained.append(difference)
+            continue
+        change = plan.tasks.get(difference.task)
+        deps = [differing[d] for d in depends_on.get(difference.task, ()) if d in differing]
+        reasons = _reasons(change.fields if change else {}, deps)
+        if payload and not deps:  # where the payload's change enters the graph
+            reasons.append(payload)
+        explained.append(replace(difference, cause="; ".join(reasons)))
+    return explained
+
+
+def _reasons(own: Mapping[str, Any], deps: Sequence[TaskDivergence]) -> list[str]:
+    """The task's own changed fields, then its dependencies that differ or were renamed."""
+    reasons = ["its own " + "; ".join(_field_lines(own))] if own else []
+    reasons.extend(f"upstream {d.renamed_from} is now {d.task}" for d in deps
+                   if d.kind == "renamed")  # fmt: skip
+    upstream = [d.task for d in deps if d.kind != "renamed"]
+    if upstream:
+        reasons.append(f"upstream {', '.join(upstream)} differ" + "s" * (len(upstream) == 1))
+    return reasons
+
+
+def count_tasks(count: int) -> str:
+    """``1 task differs``, ``3 tasks differ``."""
+    return f"{count} task differs" if count == 1 else f"{count} tasks differ"
+
+
+def _field_lines(fields: Mapping[str, Any]) -> list[str]:
+    """``with.env: "staging" -> "prod"`` for each changed field (``with`` value by value)."""
+    lines: list[str] = []
+    for name, value in fields.items():
+        if (
+            name == "with"
+            and isinstance(value.get("old"), dict)
+            and isinstance(value.get("new"), dict)
+        ):
+            lines.extend(
+                change_line(c, f"with{c['path'][1:]}")
+                for c in json_changes(value["old"], value["new"])
+            )
+        elif name == "depends_on":
+            moves = [f"{sign}{task}" for sign, key in (("-", "removed"), ("+", "added"))
+                     for task in value.get(key, ())]  # fmt: skip
+            lines.append("depends_on: " + " ".join(moves))
+        else:
+            lines.append(f"{name}: {_short(value.get('old'))} -> {_short(value.get('new'))}")
+    return lines
+
+
+def change_line(change: Mapping[str, Any], where: str) -> str:
+    """One :func:`~harness_tui.engine.diff.json_changes` entry for people, at ``where``."""
+    if "added" in change:
+        return f"{where} added: {_short(change['added'])}"
+    if "removed" in change:
+        return f"{where} removed (was {_short(change['removed'])})"
+    return f"{where}: {_short(change['old'])} -> {_short(change['new'])}"
+
+
+def _payload_cause(plan: PlanDiff) -> str:
+    """``the payload changed: $.version: "1.0" -> "2.0"`` (the first few values), or ``""``."""
+    if not plan.payload:
+        return ""
+    shown = [change_line(c, c["path"]) for c in plan.payload[:3]]
+    more = len(plan.payload) - len(shown)
+    return "the payload changed: " + "; ".join(shown) + (f" and {more} more" if more else "")
+
+
+@dataclass(frozen=True, slots=True)
+class RecordComparison:
+    """Two run records compared: their workflows' plan diff and their traces task by task.
+
+    Attributes:
+        plan: the plan diff of the first record's workflow and payload against the second's;
+            None when either embedded workflow cannot be read (the trace diff then stands
+            alone).
+        tasks: how each task's part of the traces differs, with causes named from ``plan``.
+    """
+
+    plan: PlanDiff | None
+    tasks: list[TaskDivergence]
+
+
+def compare_records(old: RunRecord, new: RunRecord) -> RecordComparison:
+    """Compare two run exports: renamed tasks are paired, and each divergence born of a
+    changed input says where from."""
+    try:
+        plan: PlanDiff | None = diff_workflows(old.workflow, old.payload, new.workflow, new.payload)
+    except HarnessError:
+        plan = None
+    if plan is None:
+        return RecordComparison(None, task_diff(old.events, new.events, old.outputs, new.outputs))
+    renames = {c.renamed_from: c.task for c in plan.tasks.values() if c.renamed_from}
+    found = task_diff(old.events, new.events, old.outputs, new.outputs, renames)
+    depends = {name: node.depends_on for name, node in new.workflow.graph.nodes.items()}
+    return RecordComparison(plan, explain(found, plan, depends))

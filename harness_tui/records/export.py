@@ -31,7 +31,7 @@ from ..engine.canonical import (
     object_text,
     payload_text,
 )
-from ..engine.capture import AttemptLog
+from ..engine.capture import UNATTRIBUTED, AttemptLog
 from ..engine.events import Status, TraceEvent
 from ..engine.graph import TaskGraph
 from ..engine.orchestrator import Run
@@ -40,6 +40,7 @@ from ..engine.state import RunState
 from ..workflow.errors import WorkflowError
 from ..workflow.loader import Workflow, parse_workflow
 from ..workflow.payload import NotRegularFileError, open_regular, read_capped, too_many_digits
+from ..workflow.python_source import python_spec, workflow_from_spec
 from .errors import RecordError
 from .model import FORMAT, FORMAT_VERSION, RunExport
 
@@ -222,7 +223,10 @@ def _redact(value: Any, keys: frozenset[str]) -> Any:
 
 
 def _log_json(run: Run, task: str, attempt: int) -> dict[str, Any] | None:
-    log = run.log(task, attempt)
+    return _log_dict(run.log(task, attempt))
+
+
+def _log_dict(log: AttemptLog | None) -> dict[str, Any] | None:
     if log is None or not (log.text or log.truncated):
         return None
     return {"text": log.text, "truncated": log.truncated}
@@ -281,7 +285,8 @@ def _additions_1_1(
             if keys
             else None
         ),
-        "spec": None,
+        "spec": python_spec(workflow),
+        "unattributed_log": None if keys else _log_dict(run.unattributed_log()),
     }
 
 
@@ -505,6 +510,12 @@ class RunRecord:
             WorkflowError: the embedded source is not a valid workflow.
         """
         wf = self.document["workflow"]
+        spec = self.document.get("spec")
+        if spec is not None:  # defined in Python: rebuilt from its code-free spec
+            if check_json(spec) != wf["source"]:
+                raise RecordError(f"{self.source_name}: the spec does not match its workflow")
+            skipped = {e.task for e in self.events if e.status is Status.SKIPPED}
+            return workflow_from_spec(spec, wf["path"], skipped)
         try:
             base = Path(wf["path"]).resolve().parent if wf["path"] != "<string>" else None
         except (OSError, ValueError):  # a NUL in the path, or one the OS cannot resolve
@@ -552,8 +563,12 @@ class RunRecord:
 
     @cached_property
     def logs(self) -> dict[tuple[str, int], AttemptLog]:
-        """What each ``(task, attempt)`` printed or logged (export 1.1; empty for 1.0)."""
+        """What each ``(task, attempt)`` printed or logged (export 1.1; empty for 1.0), and
+        what threads wrote after their attempt ended under ``UNATTRIBUTED``."""
         found = {}
+        stray = self.document.get("unattributed_log")
+        if stray is not None:
+            found[UNATTRIBUTED] = AttemptLog(stray["text"], bool(stray.get("truncated")))
         for attempt in self.document.get("attempts") or []:
             log = attempt.get("log")
             if log is not None:

@@ -21,6 +21,7 @@ from ..engine.spec import DEFAULT_ISOLATION as IN_PROCESS
 from ..workflow.loader import Workflow
 from .errors import StoreError
 from .export import RunRecord
+from .fork import Fork, ForkClock
 from .store import RunStore
 
 __all__ = ["LiveRun", "RunSummary"]
@@ -49,6 +50,12 @@ class RunSummary:
     @property
     def succeeded(self) -> bool:
         return self.status == RunStatus.SUCCEEDED
+
+
+def _asks_for_process(workflow: Workflow) -> bool:
+    return any(
+        getattr(node.fn, "isolation", None) == PROCESS for node in workflow.graph.nodes.values()
+    )
 
 
 def _isolating(executor: Executor | None, isolation: str | None) -> Executor:
@@ -89,6 +96,7 @@ class LiveRun:
         self.store = store
         self.run_id = run_id
         self.problem: str | None = None
+        self.forked_from: tuple[str, str] | None = None  # (run digest, task) of a re-run
         self.driver = Driver(run)
         self._finished_recorded = False
 
@@ -109,15 +117,38 @@ class LiveRun:
             isolation: ``process`` runs every task in a child process, ``in-process`` none;
                 by default only the tasks whose workflow says ``isolation: process`` do.
         """
-        asks = any(
-            getattr(node.fn, "isolation", None) == PROCESS for node in workflow.graph.nodes.values()
-        )
-        if (asks and isolation != IN_PROCESS) or isolation == PROCESS:
+        if (_asks_for_process(workflow) and isolation != IN_PROCESS) or isolation == PROCESS:
             executor = _isolating(executor, isolation)
         orchestrator = TaskOrchestrator(
             workflow.graph, executor=executor, clock=clock, on_failure=workflow.on_failure
         )
         return cls(workflow, orchestrator.start(payload), store=store)
+
+    @classmethod
+    def fork(
+        cls,
+        fork: Fork,
+        *,
+        store: RunStore | None = None,
+        clock: Clock | None = None,
+        executor: Executor | None = None,
+    ) -> LiveRun:
+        """A new run re-running ``fork.task`` and its descendants with ``executor``, the
+        other tasks replayed from the record (see :mod:`.fork`); its export records what it
+        was forked from."""
+        if _asks_for_process(fork.workflow):  # the re-run tasks; the kept ones run nowhere
+            executor = _isolating(executor, None)
+        kept = fork.executor(executor)
+        live = cls.start(
+            fork.workflow,
+            fork.payload,
+            store=store,
+            executor=kept,
+            clock=ForkClock(kept, clock),
+            isolation=IN_PROCESS,
+        )
+        live.forked_from = fork.forked_from
+        return live
 
     @classmethod
     def resume(
@@ -168,7 +199,9 @@ class LiveRun:
         """Register the run in the store (once); its id, or None without a store."""
         if self.store is not None and self.run_id is None and self.problem is None:
             try:
-                self.run_id = self.store.record(self.run, self.workflow, on_error=self._lost)
+                self.run_id = self.store.record(
+                    self.run, self.workflow, on_error=self._lost, forked_from=self.forked_from
+                )
             except StoreError as exc:
                 self.problem = f"runs are not recorded: {exc}"
         return self.run_id
@@ -241,4 +274,6 @@ class LiveRun:
 
     def export(self, redact: Iterable[str] = ()) -> RunRecord:
         """The run as an export (finished or not)."""
-        return RunRecord.from_run(self.run, self.workflow, run_id=self.run_id, redact=redact)
+        return RunRecord.from_run(
+            self.run, self.workflow, run_id=self.run_id, redact=redact, forked_from=self.forked_from
+        )

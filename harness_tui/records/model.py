@@ -15,8 +15,8 @@ __all__ = ["FORMAT", "FORMAT_VERSION", "RunExport"]
 
 FORMAT = "harness-run"
 FORMAT_VERSION = "1.1"
-"""1.1 adds ``attempts``, ``forked_from``, ``redaction`` and ``spec`` beside the trace; a 1.1
-reader reads 1.0 files (those fields are then absent)."""
+"""1.1 adds ``attempts``, ``forked_from``, ``redaction``, ``spec`` and ``unattributed_log``
+beside the trace; a 1.1 reader reads 1.0 files (those fields are then absent)."""
 Digest = str
 
 
@@ -140,5 +140,10 @@ class RunExport(_Open):
     redaction: Redaction | None = Field(None, description="1.1; not canonical.")
     spec: dict[str, Any] | None = Field(
         None, description="1.1: the code-free spec of a graph defined in Python."
+    )
+    unattributed_log: AttemptLog | None = Field(
+        None,
+        description="1.1: what threads wrote after the attempt that started them ended; "
+        "not canonical.",
     )
     checksum: Digest = Field(description="sha256 of the canonical JSON of every other field.")

@@ -6,6 +6,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ..engine.capture import UNATTRIBUTED
 from ..engine.driver import Driver
 from ..engine.events import Status, TraceEvent
 from ..engine.executors import RecordedExecutor
@@ -106,6 +107,8 @@ def replay_run(record: RunRecord) -> Run:
         cleanups_on_stop=record.document["format_version"] != "1.0",
     )
     runs.append(orchestrator.start(record.payload))
+    # The run-level log has no place in the trace: it is shown from the start.
+    runs[0].load_logs({k: v for k, v in record.logs.items() if k == UNATTRIBUTED})
     return runs[0]
 
 

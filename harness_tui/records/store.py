@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..engine.capture import AttemptLog
+from ..engine.capture import UNATTRIBUTED, AttemptLog
 from ..engine.clock import Clock
 from ..engine.events import RunStatus, TraceEvent
 from ..engine.executors import Executor
@@ -95,6 +95,10 @@ MIGRATIONS: tuple[str, ...] = (
         truncated INTEGER NOT NULL,
         PRIMARY KEY (run_id, task, attempt)
     ) WITHOUT ROWID;
+    """,
+    # 4: what a re-run was forked from, {"run_digest", "task"} as JSON (never in a digest).
+    """
+    ALTER TABLE runs ADD COLUMN forked_from TEXT;
     """,
 )
 """Schema migrations in order; the store's ``user_version`` counts those applied."""
@@ -246,6 +250,18 @@ class StoredRun:
     tasks_total: int
     logs: dict[tuple[str, int], AttemptLog] = field(default_factory=dict)
     lease_owner: str | None = None
+    forked_from: tuple[str, str] | None = None
+
+
+def _fork_of(text: str) -> tuple[str, str] | None:
+    """A stored ``forked_from`` (JSON ``[run digest, task]``), or None if it is not one."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    if isinstance(value, list) and len(value) == 2 and all(isinstance(v, str) for v in value):
+        return value[0], value[1]
+    return None
 
 
 class RunStore:
@@ -391,8 +407,10 @@ class RunStore:
         workflow: Workflow,
         run_id: str | None = None,
         on_error: Callable[[StoreError], None] | None = None,
+        forked_from: tuple[str, str] | None = None,
     ) -> str:
-        """Register a run, take its lease, and record it as it retires tasks; return its id."""
+        """Register a run, take its lease, and record it as it retires tasks; return its id.
+        ``forked_from`` is ``(run digest, task)`` of the run a re-run was forked from."""
         wall = run.clock.wall()
         run_id = run_id or new_run_id()
         base = str(Path(workflow.path).resolve().parent) if workflow.path != "<string>" else None
@@ -400,8 +418,8 @@ class RunStore:
             db.execute(
                 "INSERT INTO runs (id, workflow_name, workflow_path, workflow_base, "
                 "workflow_source, workflow_digest, payload_text, payload_digest, plan_digest, "
-                "tasks_total, status, started_at, updated_at, lease_owner, lease_until) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?)",
+                "tasks_total, status, started_at, updated_at, lease_owner, lease_until, "
+                "forked_from) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?)",
                 (
                     run_id,
                     workflow.name,
@@ -417,6 +435,7 @@ class RunStore:
                     _iso(wall),
                     lease_owner(),
                     time.time() + LEASE_SECONDS,
+                    None if forked_from is None else json.dumps(list(forked_from)),
                 ),
             )
         self.attach(run, run_id, on_error)
@@ -505,7 +524,10 @@ class RunStore:
     def finish(self, run: Run, run_id: str) -> None:
         """Record the final status and digest of a run and release its lease. A run whose
         end is already recorded is left as it is (a resumed finished run is not re-dated)."""
+        stray = run.unattributed_log()
         with self._transaction() as db:
+            if stray.text or stray.truncated:
+                db.execute(_INSERT_LOG, (run_id, *UNATTRIBUTED, stray.text, stray.truncated))
             db.execute(
                 "UPDATE runs SET status = ?, run_digest = ?, updated_at = ?, lease_owner = NULL, "
                 "lease_until = NULL WHERE id = ? AND status NOT IN (?, ?, ?)",
@@ -566,12 +588,12 @@ class RunStore:
             row = self._db.execute(
                 "SELECT workflow_path, workflow_base, workflow_source, payload_text, status, "
                 "(SELECT COUNT(*) FROM events WHERE run_id = runs.id AND final = 1), "
-                "tasks_total, lease_owner, lease_until FROM runs WHERE id = ?",
+                "tasks_total, lease_owner, lease_until, forked_from FROM runs WHERE id = ?",
                 (run_id,),
             ).fetchone()
             if row is None:
                 raise StoreError(f"no run {run_id!r} in {self.path}")
-            path, base, source, payload_text, status, done, total, owner, until = row
+            path, base, source, payload_text, status, done, total, owner, until, fork = row
             with _damage_is_one_line(run_id):
                 events = [
                     TraceEvent.from_dicts(
@@ -600,8 +622,19 @@ class RunStore:
                 f"run {run_id}: stored workflow is invalid: {exc.problems[0]}"
             ) from None
         status = effective_status(status, owner, until)
+        forked_from = None if fork is None else _fork_of(fork)
         return StoredRun(
-            run_id, workflow, payload_text, events, outputs, status, done, total, logs, owner
+            run_id,
+            workflow,
+            payload_text,
+            events,
+            outputs,
+            status,
+            done,
+            total,
+            logs,
+            lease_owner=owner,
+            forked_from=forked_from,
         )
 
     def _restore(
@@ -691,6 +724,7 @@ class RunStore:
             run_id=run_id,
             redact=redact,
             status=stored.status if stored.status in FINISHED else None,
+            forked_from=stored.forked_from,
         )
 
     def integrity_check(self) -> str:

@@ -7,24 +7,41 @@ from typing import Any
 from textual.app import App
 from textual.binding import Binding
 
+from ..records.divergence import compare_records
+from ..records.export import RunRecord
 from ..workflow.loader import Workflow
 from .screens.diff import DiffScreen
 
 
 class DiffApp(App[None]):
-    """Shows one plan diff."""
+    """Shows one diff screen."""
 
     TITLE = "harness-tui diff"
     CSS_PATH = ["app.tcss", "screens/diff.tcss"]
     BINDINGS = [Binding("ctrl+q", "quit", "Quit", id="quit", priority=True)]
 
-    def __init__(self, old: Workflow, old_payload: Any, new: Workflow, new_payload: Any) -> None:
+    def __init__(self, screen: DiffScreen) -> None:
         super().__init__()
-        self._args = (old, old_payload, new, new_payload)
+        self._screen = screen
 
     def on_mount(self) -> None:
-        self.push_screen(DiffScreen(*self._args))
+        self.push_screen(self._screen)
 
 
 def run_diff_app(old: Workflow, old_payload: Any, new: Workflow, new_payload: Any) -> None:
-    DiffApp(old, old_payload, new, new_payload).run()
+    """Two workflow versions: their plans."""
+    DiffApp(DiffScreen(old, old_payload, new, new_payload)).run()
+
+
+def record_diff_screen(old: RunRecord, new: RunRecord) -> DiffScreen:
+    """Two run exports: their workflows' plans, and how each task's run differs.
+
+    Raises:
+        HarnessError: an export's embedded workflow cannot be read.
+    """
+    runs = compare_records(old, new).tasks
+    return DiffScreen(old.workflow, old.payload, new.workflow, new.payload, runs)
+
+
+def run_record_diff_app(old: RunRecord, new: RunRecord) -> None:
+    DiffApp(record_diff_screen(old, new)).run()

@@ -15,18 +15,21 @@ from ..engine.canonical import check_json, digest
 from ..engine.clock import Clock
 from ..engine.driver import Stop
 from ..engine.errors import HarnessError
-from ..engine.events import Status, TraceEvent, ends_task
+from ..engine.events import FAILURE_STATUSES, Status, TraceEvent, ends_task
 from ..engine.executors import SerialExecutor
 from ..engine.orchestrator import Run
 from ..engine.state import Snapshot
 from ..records.errors import RecordError
 from ..records.export import FileKind, RunRecord, export_name, file_kind
+from ..records.fork import Fork, plan_fork
 from ..records.live import LiveRun
 from ..records.replay import replay_run
 from ..records.store import RunStore
 from ..workflow.errors import WorkflowError
-from ..workflow.loader import Workflow, load_workflow
+from ..workflow.loader import Workflow
 from ..workflow.payload import Payload
+from ..workflow.python_source import is_python_ref
+from ..workflow.sources import load_any
 from .dag_layout import DagLayout, layout_dag
 
 __all__ = ["COALESCE_SECONDS", "OpenError", "Session", "open_session"]
@@ -192,6 +195,24 @@ class Session:
         """A fresh run of the same plan (breakpoints are kept)."""
         self._replace_run()
 
+    def rerun_from(self, task: str) -> Fork:
+        """Re-run the run on screen from ``task``: it and its descendants run with the
+        current code, every other task keeps what this run did (see :mod:`records.fork`).
+        A replayed export becomes a live run here.
+
+        Raises:
+            RecordError: ``task`` is unknown, or the record cannot be re-run.
+        """
+        fork = plan_fork(self.export_record(), task)
+        self.live.abandon()
+        self.record = None
+        self.view_seq, self.delivered = None, 0
+        self.live = LiveRun.fork(
+            fork, store=self.store, clock=self.clock, executor=SerialExecutor(isolate=True)
+        )
+        self.live.driver.break_on_failure = self._break_on_failure
+        return fork
+
     def set_payload(self, payload: Any) -> None:
         """Replan for a new payload and start over."""
         check_json(payload, "payload")
@@ -248,20 +269,44 @@ class Session:
         done = sum(1 for event in events[: position + 1] if ends_task(graph, event))
         return done, len(self.run.plan)
 
+    def go_to(self, position: int) -> bool:
+        """Show the state as of trace position ``position`` (-1: before the first event;
+        clamped); at the last delivered event the view follows the run again. False if the
+        view did not move."""
+        last = self.delivered - 1
+        position = max(-1, min(position, last))
+        target = None if position >= last else position
+        if target == self.view_seq:
+            return False
+        self.view_seq = target
+        return True
+
     def go_back(self) -> bool:
         """One event back in time; False at the start."""
-        if self.position < 0:
-            return False
-        self.view_seq = self.position - 1
-        return True
+        return self.position >= 0 and self.go_to(self.position - 1)
 
     def go_forward(self) -> bool:
         """One event forward; at the live end the view follows the run again."""
-        if self.view_seq is None:
-            return False
-        following = self.view_seq + 1
-        self.view_seq = None if following >= self.delivered - 1 else following
-        return True
+        return self.view_seq is not None and self.go_to(self.position + 1)
+
+    def go_by_task(self, back: bool) -> bool:
+        """To the end of the previous task (or of the next one): its final event."""
+        graph = self.workflow.graph
+        return self._go_to_first(back, lambda event: ends_task(graph, event))
+
+    def go_to_failure(self, back: bool) -> bool:
+        """To the previous (or next) failed attempt: failed, timed out, or a final failure."""
+        return self._go_to_first(back, lambda event: event.status in FAILURE_STATUSES)
+
+    def _go_to_first(self, back: bool, wanted: Callable[[TraceEvent], bool]) -> bool:
+        """To the nearest delivered event before (``back``) or after the position that is
+        ``wanted``; False if there is none."""
+        events, here = self.run.events, self.position
+        span = range(here - 1, -1, -1) if back else range(here + 1, self.delivered)
+        for seq in span:
+            if wanted(events[seq]):
+                return self.go_to(seq)
+        return False
 
     def go_live(self) -> None:
         self.view_seq = None
@@ -289,10 +334,12 @@ def open_session(
         OpenError: with the lines to show (never a traceback).
     """
     file = Path(path)
-    try:
-        kind = file_kind(file)
-    except RecordError as exc:  # a pipe, a device, a folder: refused before reading
-        raise OpenError(path, [str(exc)]) from None
+    kind = FileKind.WORKFLOW  # file.py:factory imports the user's module, by design (I6)
+    if not is_python_ref(path):
+        try:
+            kind = file_kind(file)
+        except RecordError as exc:  # a pipe, a device, a folder: refused before reading
+            raise OpenError(path, [str(exc)]) from None
     if kind is FileKind.EXPORT:
         try:
             record = RunRecord.read(file)
@@ -305,7 +352,7 @@ def open_session(
         except RecordError as exc:
             raise OpenError(path, [str(exc)]) from None
     try:
-        workflow = load_workflow(file)
+        workflow = load_any(path)
     except WorkflowError as exc:
         raise OpenError(path, [str(p) for p in exc.problems]) from None
     value = workflow.payload if payload is None else payload.value

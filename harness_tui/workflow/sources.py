@@ -8,7 +8,23 @@ from pathlib import Path
 from .errors import Problem, WorkflowError
 from .loader import MAX_BYTES, Workflow, parse_workflow
 
-__all__ = ["load_source", "split_revision"]
+__all__ = ["load_any", "load_source", "split_revision"]
+
+
+def load_any(path: str) -> Workflow:
+    """A workflow file, or a Python-defined workflow (``file.py:factory``, which imports the
+    user's module: see :mod:`.python_source`).
+
+    Raises:
+        WorkflowError: every problem of the file, or one line for a Python workflow.
+    """
+    from .python_source import is_python_ref, load_python
+
+    if is_python_ref(path):
+        return load_python(path)
+    from .loader import load_workflow
+
+    return load_workflow(path)
 
 
 def split_revision(spec: str) -> tuple[str, str | None]:
@@ -26,6 +42,10 @@ def load_source(spec: str, *, relative_to: str | None = None) -> Workflow:
         WorkflowError: the file, the repository or the revision is missing, or the text is
             invalid; one clear line each.
     """
+    from .python_source import is_python_ref, load_python
+
+    if is_python_ref(spec):
+        return load_python(spec)  # a revision is refused there, in one line
     path, rev = split_revision(spec)
     if not path and relative_to:
         path = relative_to

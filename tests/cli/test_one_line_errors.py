@@ -73,21 +73,27 @@ def test_golden_update_into_a_missing_folder(echo_workflow: Path, tmp_path: Path
     assert line.startswith(f"error: cannot write {target}")
 
 
+PINNED = '{"payload": null, "plan": [], "results": {}, '
+"""The other sections of a golden file, so that the trace is what is malformed."""
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
         ("[]", "not a JSON object"),
-        ('{"trace": [{"seq": 0}]}', "a trace event lacks 'task'"),
-        ('{"trace": 5}', "its trace is not a list"),
-        ('{"trace": [5]}', "a trace event"),
+        (PINNED + '"trace": [{"seq": 0}]}', "a trace event lacks 'task'"),
+        (PINNED + '"trace": 5}', "its trace is not a list"),
+        (PINNED + '"trace": [5]}', "a trace event"),
         (
-            '{"trace": [{"seq": 0, "task": "a", "task_id": "b", "status": "bogus", "attempt": 1}]}',
+            PINNED + '"trace": [{"seq": 0, "task": "a", "task_id": "b", "status": "bogus", '
+            '"attempt": 1}]}',
             "a trace event 'bogus' is not a valid",
         ),
         ('{"trace": [], "n": ' + HUGE + "}", "a number has more than 4,300 digits"),
         ("{", "not JSON"),
+        ('{"trace": []}', "it lacks payload, plan, results"),
     ],
-    ids=["list", "no-task", "trace-int", "event-int", "status", "huge", "truncated"],
+    ids=["list", "no-task", "trace-int", "event-int", "status", "huge", "truncated", "lacks"],
 )
 def test_a_malformed_golden_file(
     text: str, message: str, echo_workflow: Path, tmp_path: Path

@@ -238,7 +238,7 @@ def test_diff_of_two_exports_prints_the_trace_divergence(tmp_path: Path) -> None
     differ = runner.invoke(cli, ["diff", str(one), str(two), "--exit-code"])
     assert differ.exit_code == 1
     assert differ.stdout.startswith(
-        "first divergence: extract_user_info: its inputs differ: the cause is upstream"
+        "workflows: 0 added, 0 removed, 0 moved, 0 changed, 4 task ids changed"
     )
 
 

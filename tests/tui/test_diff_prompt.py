@@ -5,11 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from textual.widgets import Input
+from click.testing import CliRunner
+from textual.widgets import DataTable, Input, Static
 
 from harness_tui.engine.clock import FakeClock
 from harness_tui.records.live import LiveRun
 from harness_tui.tui.screens.diff import DiffScreen, DiffTargetModal
+from harness_tui.tui.widgets.inspector import Inspector
 from harness_tui.workflow.loader import load_workflow
 
 from .conftest import ROOT, make_app, settle
@@ -50,3 +52,42 @@ async def test_live_d_defaults_to_head_as_the_old_side(monkeypatch: pytest.Monke
         assert isinstance(modal, DiffTargetModal)
         assert modal.query_one(Input).value == "@HEAD"
         assert modal.sides.startswith("old: what you type")
+
+
+async def test_two_exports_open_in_the_diff_screen_with_each_tasks_run_difference(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness_tui.cli import cli
+    from harness_tui.records.export import RunRecord
+    from harness_tui.tui.diff_app import DiffApp, record_diff_screen
+
+    old, new = tmp_path / "v1.json", tmp_path / "v2.json"
+    runner = CliRunner()
+    for workflow, target in (("release_v1", old), ("release_v2", new)):
+        made = runner.invoke(cli, ["run", str(ROOT / f"workflows/{workflow}.yaml"), "--no-store",
+                                   "-q", "--export", str(target)])  # fmt: skip
+        assert made.exit_code == 0, made.output
+    opened: list[DiffScreen] = []
+    monkeypatch.setattr(DiffApp, "run", lambda app: opened.append(app._screen))
+    assert runner.invoke(cli, ["diff", str(old), str(new), "--tui"]).exit_code == 0
+    assert len(opened) == 1 and opened[0].runs is not None  # --tui is not ignored for exports
+    app = DiffApp(record_diff_screen(RunRecord.read(old), RunRecord.read(new)))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, DiffScreen)
+        title = str(screen.query_one("#diff-title", Static).render())
+        assert "runs: 12 tasks differ" in title
+        table = screen.query_one("#diff-rows", DataTable)
+        labels = [str(column.label) for column in table.columns.values()]
+        assert labels[1].startswith("old: ") and labels[3].startswith("new: ")
+        assert labels[4] == "run"
+        package = next(i for i, row in enumerate(screen.diff.rows) if row.task == "package")
+        table.move_cursor(row=package)
+        await pilot.pause()
+        tree = screen.query_one(Inspector)
+        (run,) = [node for node in tree.root.children if str(node.label) == "run"]
+        lines = [str(child.label) for child in run.children]
+        assert any("kind" in line and "inputs" in line for line in lines), lines
+        # Strings show as JSON: the quotes of the values inside the cause are escaped.
+        assert any('with.format: \\"tar\\" -> \\"oci\\"' in line for line in lines), lines

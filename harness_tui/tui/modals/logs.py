@@ -59,13 +59,16 @@ class LogView(Log):
 
 
 class LogsModal(ModalScreen[None]):
-    """One task's log per attempt. Follows the latest attempt until the user picks one."""
+    """One task's log per attempt. Follows the latest attempt until the user picks one;
+    ``u`` shows the run's unattributed output instead (threads that wrote after the attempt
+    that started them ended)."""
 
     BINDINGS = [
         Binding("escape,q", "close", "Close", id="logs-close"),
         # Not the arrows: the log view scrolls with them (long lines scroll sideways).
         Binding("left_square_bracket", "attempt(-1)", "Earlier attempt", id="logs-earlier"),
         Binding("right_square_bracket", "attempt(1)", "Later attempt", id="logs-later"),
+        Binding("u", "unattributed", "Unattributed output", id="logs-unattributed"),
     ]
 
     def __init__(self, run: Run, task: str) -> None:
@@ -74,13 +77,17 @@ class LogsModal(ModalScreen[None]):
         self.task_name = task
         self.attempt = max(self._attempts(), 1)
         self.follow = True  # show each new attempt as it starts
+        self.unattributed = False  # the run's unattributed output instead of the task's
 
     def compose(self) -> ComposeResult:
         with Vertical(id="logs-dialog", classes="dialog"):
             yield Label(id="logs-title", classes="dialog-title")
             yield LogView(id="logs-text")
             yield Label(id="logs-status")
-            yield Label("[ ] attempt · arrows scroll · escape close", id="logs-keys")
+            yield Label(
+                "[ ] attempt · u unattributed output · arrows scroll · escape close",
+                id="logs-keys",
+            )
 
     def on_mount(self) -> None:
         self._poll()
@@ -92,6 +99,9 @@ class LogsModal(ModalScreen[None]):
         return max((event.attempt for event in events), default=0)
 
     def _poll(self) -> None:
+        if self.unattributed:
+            self._poll_unattributed()
+            return
         attempts = self._attempts()
         if self.follow and attempts > self.attempt:
             self._switch(attempts)
@@ -101,23 +111,30 @@ class LogsModal(ModalScreen[None]):
         title.append_text(inert(self.task_name))
         title.append(f" · attempt {self.attempt} of {max(attempts, 1)}")
         self.query_one("#logs-title", Label).update(title)
-        if attempts < self.attempt:
-            status = "not started yet"
-        elif log is None:
-            status = "output is not captured"
-        elif log.truncated:
-            status = "truncated: the attempt wrote more than the log keeps"
-        elif not log.text:
-            status = "nothing printed or logged"
-        else:
-            status = f"{log.text.count(chr(10))} lines"
-        self.query_one("#logs-status", Label).update(status)
+        self.query_one("#logs-status", Label).update(
+            "not started yet" if attempts < self.attempt else _status(log)
+        )
+
+    def _poll_unattributed(self) -> None:
+        log = self.run.unattributed_log()
+        self.query_one(LogView).show(log)
+        title = Text("Logs — unattributed", style="bold")
+        title.append(" · what threads wrote after the attempt that started them ended")
+        self.query_one("#logs-title", Label).update(title)
+        self.query_one("#logs-status", Label).update(_status(log) + " · u back to the task")
 
     def _switch(self, attempt: int) -> None:
         self.attempt = attempt
         self.query_one(LogView).reset()
 
+    def action_unattributed(self) -> None:
+        self.unattributed = not self.unattributed
+        self.query_one(LogView).reset()
+        self._poll()
+
     def action_attempt(self, delta: int) -> None:
+        if self.unattributed:
+            return
         attempts = self._attempts()
         chosen = min(max(self.attempt + delta, 1), max(attempts, 1))
         self.follow = chosen == attempts
@@ -127,3 +144,14 @@ class LogsModal(ModalScreen[None]):
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+
+def _status(log: AttemptLog | None) -> str:
+    """One line about a log: its size, or why there is nothing to show."""
+    if log is None:
+        return "output is not captured"
+    if log.truncated:
+        return "truncated: more was written than the log keeps"
+    if not log.text:
+        return "nothing printed or logged"
+    return f"{log.text.count(chr(10))} lines"

@@ -3,6 +3,7 @@ marked; the inspector shows the field-level changes of the selected task."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,12 +16,14 @@ from textual.widgets import DataTable, Footer, Input, Label, Static
 
 from ...engine.diff import MARKERS, DiffKind, PlanDiff
 from ...engine.scheduler import PlanStep
+from ...records.divergence import TaskDivergence, count_tasks
 from ...workflow.errors import WorkflowError
 from ...workflow.loader import Workflow, diff_workflows
 from ...workflow.sources import load_source
 from ..actions import DIFF, bindings
 from ..dag_layout import layout_dag
 from ..looks import KIND_LOOKS
+from ..sanitize import visible
 from ..widgets.dag_view import DagView
 from ..widgets.inspector import Inspector
 from ..widgets.status_styles import role_colour
@@ -32,11 +35,21 @@ class DiffScreen(Screen[None]):
     ACTIONS = DIFF
     BINDINGS = bindings(ACTIONS)
 
-    def __init__(self, old: Workflow, old_payload: Any, new: Workflow, new_payload: Any) -> None:
+    def __init__(
+        self,
+        old: Workflow,
+        old_payload: Any,
+        new: Workflow,
+        new_payload: Any,
+        runs: Sequence[TaskDivergence] | None = None,
+    ) -> None:
+        """Compare two versions; ``runs`` (two exports compared) adds how each task's part of
+        the two traces differs, shown beside its plan change."""
         super().__init__()
         self.old, self.new = old, new
         self.old_payload, self.new_payload = old_payload, new_payload
         self.diff: PlanDiff = diff_workflows(old, old_payload, new, new_payload)
+        self.runs = None if runs is None else {d.task: d for d in runs}
 
     def compose(self) -> ComposeResult:
         yield Static(self._title(), id="diff-title")
@@ -55,6 +68,10 @@ class DiffScreen(Screen[None]):
         text.append(
             self.diff.summary_line() if not self.diff.identical else "plans identical", style="bold"
         )
+        if self.runs is not None:
+            count = len(self.runs)
+            summary = f"runs: {count_tasks(count)}" if count else "runs agree task by task"
+            text.append(f" · {summary}", style="bold")
         return text
 
     def on_mount(self) -> None:
@@ -63,23 +80,23 @@ class DiffScreen(Screen[None]):
         table.border_title = "old plan │ new plan"
         for key, label in (
             ("m", " "),
-            ("old", str(self.old.path)),
+            ("old", f"old: {self.old.path}"),
             ("m2", " "),
-            ("new", str(self.new.path)),
+            ("new", f"new: {self.new.path}"),
+            *((("run", "run"),) if self.runs is not None else ()),
         ):
-            table.add_column(Text(label), key=key)
+            table.add_column(Text(visible(label)), key=key)
         for i, row in enumerate(self.diff.rows):
             look = KIND_LOOKS.get(row.kind)
             # The kind's colour only: its extra style (bold, strike) is for the DAG's boxes.
             style = role_colour(variables, look.role) if look else ""
             marker = Text(MARKERS[row.kind], style=f"bold {style}".strip())
-            table.add_row(
-                marker,
-                Text(_cell(row.old), style=style),
-                marker,
-                Text(_cell(row.new), style=style),
-                key=str(i),
-            )
+            cells = [marker, Text(_cell(row.old), style=style), marker,
+                     Text(_cell(row.new), style=style)]  # fmt: skip
+            if self.runs is not None:
+                run = self.runs.get(row.task)
+                cells.append(Text(run.kind if run else "", style=style))
+            table.add_row(*cells, key=str(i))
         plan = self.diff
         new_steps = [row.new for row in plan.rows if row.new is not None]
         depends = {name: node.depends_on for name, node in self.new.graph.nodes.items()}
@@ -113,6 +130,9 @@ class DiffScreen(Screen[None]):
             sections.append(("workflow changes", self.diff.settings))
         if self.diff.payload:
             sections.append(("payload changes", self.diff.payload))
+        run = self.runs.get(task) if self.runs is not None else None
+        if run is not None:
+            sections.insert(1, ("run", {"difference": run.describe(), **run.to_json()}))
         self.query_one(Inspector).show(f"{task} · {change.kind}", sections, open_all=True)
         # A removed task is not in the new version's drawing: select nothing there.
         self.query_one(DagView).select(task if task in self.new.graph else None, notify=False)

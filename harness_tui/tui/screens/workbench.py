@@ -6,6 +6,8 @@ every decision. Runs execute in a thread worker that posts coalesced ``StepFinis
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -232,18 +234,43 @@ class WorkbenchScreen(RunControl, FileActions, ErrorActions, LogActions, Screen[
         self.notify(f"break on any failure: {'on' if self.session.break_on_failure else 'off'}")
 
     def action_back(self) -> None:
-        self._travel(back=True)
+        self._travel(lambda session: session.go_back())
 
     def action_forward(self) -> None:
-        self._travel(back=False)
+        self._travel(lambda session: session.go_forward())
 
-    def _travel(self, back: bool) -> None:
+    def action_task_back(self) -> None:
+        self._travel(lambda session: session.go_by_task(back=True), "no earlier task")
+
+    def action_task_forward(self) -> None:
+        self._travel(lambda session: session.go_by_task(back=False), "no later task")
+
+    def action_failure_back(self) -> None:
+        self._travel(lambda session: session.go_to_failure(back=True), "no earlier failure")
+
+    def action_failure_forward(self) -> None:
+        self._travel(lambda session: session.go_to_failure(back=False), "no later failure")
+
+    def action_time_start(self) -> None:
+        self._travel(lambda session: session.go_to(-1))
+
+    def action_time_end(self) -> None:
+        self._travel(lambda session: session.go_to(session.delivered - 1))
+
+    @on(TracePanel.EventChosen)
+    def _event_chosen(self, message: TracePanel.EventChosen) -> None:
+        self._travel(lambda session: session.go_to(message.seq))
+
+    def _travel(self, move: Callable[[Session], bool], nothing: str = "") -> None:
+        """Move the time cursor with ``move`` and redraw what changed (``nothing`` is said
+        when it cannot move)."""
         session = self.session
         if session is None:
             return
         before = session.position
-        moved = session.go_back() if back else session.go_forward()
-        if not moved:
+        if not move(session):
+            if nothing:
+                self.notify(nothing, title="Time")
             return
         after = session.position
         low, high = sorted((before, after))

@@ -17,6 +17,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.worker import Worker
 
+from ...engine.errors import HarnessError
 from ...engine.events import RunStatus
 from ..intents import Intent, IntentQueue
 from ..messages import RunCompleted, RunHeld, RunPaused, StepFinished
@@ -44,6 +45,7 @@ class RunControl(Screen[None]):
     """Intents, signals and live state. Expects the workbench's attributes and helpers."""
 
     session: Session | None
+    selected: str | None
     _run_active: bool
     _intents: IntentQueue
     _ticker: Timer | None
@@ -84,6 +86,30 @@ class RunControl(Screen[None]):
         self.session.restart()
         self._show_session()
         self.notify("restarted")
+        return False
+
+    def action_rerun_from(self) -> None:
+        task = self.selected
+        if self.session is None:
+            return
+        if task is None:
+            self.notify("select a task first (arrows, or / to find one)")
+            return
+        self._replace_run(f"re-run from {task}", lambda: self._rerun_now(task))
+
+    def _rerun_now(self, task: str) -> bool:
+        """Fork the run on screen at ``task`` (a new, live run); it waits for a step."""
+        if self.session is None:
+            return False
+        try:
+            fork = self.session.rerun_from(task)
+        except HarnessError as exc:
+            self.notify(str(exc), title="Cannot re-run", severity="error")
+            return False
+        self._show_session()
+        kept = len(fork.kept)
+        keeps = "1 task keeps what it" if kept == 1 else f"{kept} tasks keep what they"
+        self.notify(f"re-running from {task}: {keeps} did; step or continue")
         return False
 
     def _replace_run(self, name: str, start: Callable[[], bool]) -> None:

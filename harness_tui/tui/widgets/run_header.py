@@ -93,8 +93,8 @@ def _parts(session: Session, running: bool) -> HeaderParts:
     if not running and run.status is RunStatus.RUNNING:
         status = "paused"  # started, and no worker is driving it now
     cursor = ""
-    if session.view_seq is not None:
-        cursor = f"⏪ event {session.view_seq} of {session.delivered - 1}"
+    if session.view_seq is not None:  # counted from 1, as people count: 0 is the start
+        cursor = f"⏪ event {session.view_seq + 1} of {session.delivered}"
     # The name and path come from the file: shown, never obeyed.
     return HeaderParts(
         replay=session.replay,

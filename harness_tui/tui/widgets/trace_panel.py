@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from textual.binding import Binding
 from textual.message import Message
 
 from ...engine.events import Status, TraceEvent
@@ -16,11 +17,25 @@ from .status_styles import status_styles
 
 
 class TracePanel(LineTable):
-    """One row per delivered trace event."""
+    """One row per delivered trace event; enter travels to the event under the cursor, home
+    and end to the first and the last."""
+
+    BINDINGS = [Binding("enter", "choose", "Travel here", show=False, id="trace-travel")]
 
     @dataclass
     class EventSelected(Message):
         """The user moved to an event's row."""
+
+        trace_panel: TracePanel
+        seq: int
+
+        @property
+        def control(self) -> TracePanel:
+            return self.trace_panel
+
+    @dataclass
+    class EventChosen(Message):
+        """The user asked to travel to an event (enter on its row)."""
 
         trace_panel: TracePanel
         seq: int
@@ -91,6 +106,15 @@ class TracePanel(LineTable):
 
     def on_user_row(self, row: int) -> None:
         self.post_message(self.EventSelected(self, row))
+
+    def action_choose(self) -> None:
+        if self.row_count:
+            self.post_message(self.EventChosen(self, self.cursor_row))
+
+    def action_jump(self, row: int) -> None:
+        """Home and end in the trace travel to its first and last event."""
+        super().action_jump(row)
+        self.action_choose()
 
 
 def error_line(event: TraceEvent) -> str:

@@ -1,0 +1,60 @@
+"""``harness-tui rerun``: a recorded run re-run from a task, the other tasks kept."""
+
+from __future__ import annotations
+
+import click
+
+from .app import cli
+from .common import die, load_or_die
+from .records_cmds import _drive, _export_target, _finish, _open_store, store_option
+
+
+@cli.command()
+@click.argument("run", metavar="RUN.json|RUN_ID")
+@click.option("--from", "task", required=True, metavar="TASK", help="The task to re-run from.")
+@click.option(
+    "--workflow",
+    "workflow_file",
+    type=click.Path(dir_okay=False),
+    help="Run this version of the workflow (kept tasks must be unchanged).",
+)
+@click.option("--export", "export_to", metavar="FILE|-", help="Write the new run's export here.")
+@store_option
+@click.option("--no-store", is_flag=True, help="Do not record the new run in the store.")
+@click.option("--payload", hidden=True, help="Refused: a re-run uses the record's payload.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
+def rerun(
+    run: str,
+    task: str,
+    workflow_file: str | None,
+    export_to: str | None,
+    store_path: str | None,
+    no_store: bool,
+    payload: str | None,
+    quiet: bool,
+) -> None:
+    """Re-run a run (an export, or a stored run's id) from TASK: TASK and its descendants run
+    with the current code; every other task keeps what the record says it did."""
+    from ..records.export import FileKind, RunRecord, file_kind
+    from ..records.fork import kept_summary, plan_fork
+    from ..records.live import LiveRun
+
+    if payload is not None:
+        die("--payload: a re-run uses the record's payload; run the workflow to change it")
+    export_to = _export_target(export_to)
+    if file_kind(run) is FileKind.EXPORT:
+        record = RunRecord.read(run)
+    else:
+        record = _open_store(store_path).export(run)
+    workflow = load_or_die(workflow_file) if workflow_file else None
+    fork = plan_fork(record, task, workflow)
+    store = None if no_store else _open_store(store_path, create=True)
+    live = LiveRun.fork(fork, store=store)
+    run_id = live.ensure_recorded()
+    if not quiet:
+        order = {name: i for i, name in enumerate(fork.workflow.graph.nodes)}
+        click.echo(f"re-running from {task}: {kept_summary(fork, order)}", err=True)
+        if run_id:
+            click.echo(f"run id: {run_id}", err=True)
+    _drive(live, quiet)
+    _finish(live, quiet, export_to, "harness-run", "")

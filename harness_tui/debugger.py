@@ -1,0 +1,57 @@
+"""``harness_tui.debug(harness, payload)``: open the workbench on a harness from a script.
+
+Like :func:`breakpoint`: the script stops, the workbench shows the harness's DAG and plan, and
+you step, inspect and travel in time; quitting returns the run (partial if you quit early).
+Textual is imported only here, only when the workbench opens.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from .engine.errors import HarnessError
+from .engine.graph import TaskGraph
+from .engine.harness import Harness
+from .engine.orchestrator import OnFailure, Run, TaskOrchestrator
+
+__all__ = ["debug"]
+
+
+def debug(
+    harness: Harness | TaskGraph,
+    payload: Any = None,
+    *,
+    headless: bool = False,
+    name: str = "debug",
+    on_failure: OnFailure | str = OnFailure.STOP,
+) -> Run:
+    """Step through ``harness`` for ``payload`` in the workbench; return the run.
+
+    Args:
+        harness: a :class:`Harness` or a :class:`TaskGraph`.
+        payload: the input payload (default ``{}``).
+        headless: run to the end without a terminal instead (for CI and tests).
+        name: the workflow's name in the workbench and in exports.
+        on_failure: ``stop`` or ``continue``.
+
+    Raises:
+        HarnessError: there is no terminal to open the workbench in (and not ``headless``).
+    """
+    graph = harness.graph if isinstance(harness, Harness) else harness
+    value = {} if payload is None else payload
+    if headless:
+        orchestrator = TaskOrchestrator(graph, on_failure=on_failure)
+        return orchestrator.start(value).run_to_end()
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise HarnessError(
+            "debug(): no terminal to open the workbench in (stdin or stdout is not a TTY); "
+            "pass headless=True to run to the end instead"
+        )
+    from .tui.app import HarnessApp
+    from .tui.session import Session
+    from .workflow.python_source import graph_workflow
+
+    session = Session(graph_workflow(graph, value, name, on_failure), value)
+    HarnessApp(session, None).run()
+    return session.run

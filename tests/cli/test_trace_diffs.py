@@ -1,0 +1,194 @@
+"""Diffs of two runs tell the whole truth: aligned by task, renames paired, causes named;
+`verify --against` the wrong export and a damaged golden file are one clear line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from harness_tui.cli import cli
+from harness_tui.records.divergence import compare_records
+from harness_tui.records.export import RunRecord
+
+BASE = """\
+name: shop
+payload: {region: eu}
+tasks:
+  fetch: {run: builtin:echo, with: {source: db}}
+  lint: {run: builtin:echo, with: {strict: true}, depends_on: [fetch]}
+  build: {run: builtin:merge, depends_on: [fetch, lint]}
+  ship: {run: builtin:echo, with: {env: staging}, depends_on: [build]}
+"""
+
+RENAME = ("lint: {run: builtin:echo, with: {strict: true}, depends_on: [fetch]}\n"
+          "  build: {run: builtin:merge, depends_on: [fetch, lint]}",
+          "check: {run: builtin:echo, with: {strict: true}, depends_on: [fetch]}\n"
+          "  build: {run: builtin:merge, depends_on: [fetch, check]}")  # fmt: skip
+
+# (name, edit of BASE, expected lines of `diff old.json new.json`, in order)
+CASES = [
+    (
+        "payload",
+        ("payload: {region: eu}", "payload: {region: us}"),
+        [
+            "workflows: 0 added, 0 removed, 0 moved, 0 changed, 4 task ids changed (the "
+            "payload changed), payload: 1 value changed",
+            'first divergence: fetch: the payload changed: $.region: "eu" -> "us"',
+            "  lint: upstream fetch differs",
+            "  build: upstream fetch, lint differ",
+            "  ship: upstream build differs",
+            "4 tasks differ",
+        ],
+    ),
+    (
+        "parameter",
+        ("env: staging", "env: prod"),
+        [
+            "workflows: 0 added, 0 removed, 0 moved, 1 changed",
+            'first divergence: ship: its own with.env: "staging" -> "prod" '
+            '(output {"env": "staging"} -> {"env": "prod"})',
+            "1 task differs",
+        ],
+    ),
+    (
+        "rename",
+        RENAME,
+        [
+            "workflows: 0 added, 0 removed, 1 renamed, 0 moved, 0 changed, 1 task ids changed",
+            "first divergence: check: renamed; same inputs, outcome and output (was lint)",
+            "  build: upstream lint is now check",
+            "  ship: upstream build differs",
+            "3 tasks differ",
+        ],
+    ),
+    (
+        "removed",
+        ("  ship: {run: builtin:echo, with: {env: staging}, depends_on: [build]}\n", ""),
+        [
+            "workflows: 0 added, 1 removed, 0 moved, 0 changed",
+            'first divergence: ship: only in the first run ("succeeded" -> null)',
+            "1 task differs",
+        ],
+    ),
+]
+
+
+def export(tmp_path: Path, name: str, source: str) -> Path:
+    workflow, target = tmp_path / f"{name}.yaml", tmp_path / f"{name}.json"
+    workflow.write_text(source)
+    result = CliRunner().invoke(
+        cli, ["run", str(workflow), "--no-store", "-q", "--export", str(target)]
+    )
+    assert result.exit_code == 0, result.output
+    return target
+
+
+@pytest.mark.parametrize(("name", "edit", "expected"), CASES, ids=[c[0] for c in CASES])
+def test_a_trace_diff_names_the_cause(
+    tmp_path: Path, name: str, edit: tuple[str, str], expected: list[str]
+) -> None:
+    old = export(tmp_path, "old", BASE)
+    new = export(tmp_path, "new", BASE.replace(*edit))
+    result = CliRunner().invoke(cli, ["diff", str(old), str(new), "--exit-code"])
+    assert result.exit_code == 1, result.output
+    assert result.stdout.splitlines() == expected
+
+
+def test_a_rename_is_paired_not_removed_and_added(tmp_path: Path) -> None:
+    old = export(tmp_path, "old", BASE)
+    new = export(tmp_path, "new", BASE.replace(*RENAME).replace("strict: true", "strict: false"))
+    found = compare_records(RunRecord.read(old), RunRecord.read(new)).tasks
+    kinds = {d.task: (d.kind, d.renamed_from) for d in found}
+    # A rename with a changed parameter is no longer provably a rename: remove + add.
+    assert kinds["check"] == ("added", None) and kinds["lint"] == ("removed", None)
+    plain = export(tmp_path, "plain", BASE.replace(*RENAME))
+    found = compare_records(RunRecord.read(old), RunRecord.read(plain)).tasks
+    first = found[0]
+    assert (first.task, first.kind, first.renamed_from) == ("check", "renamed", "lint")
+
+
+def test_identical_exports_agree_and_json_holds_plan_and_tasks(tmp_path: Path) -> None:
+    old = export(tmp_path, "old", BASE)
+    same = CliRunner().invoke(cli, ["diff", str(old), str(old), "--exit-code"])
+    assert same.exit_code == 0 and same.stdout.startswith("traces agree task by task")
+    new = export(tmp_path, "new", BASE.replace("env: staging", "env: prod"))
+    document = json.loads(CliRunner().invoke(cli, ["diff", str(old), str(new), "--json"]).stdout)
+    assert document["plan"]["changes_run"] is True
+    (ship,) = document["tasks"]
+    assert ship["task"] == "ship" and ship["kind"] == "inputs"
+    assert ship["cause"] == 'its own with.env: "staging" -> "prod"'
+
+
+def test_verify_against_another_workflows_export_is_one_line(tmp_path: Path) -> None:
+    other = export(tmp_path, "other", "name: other\ntasks:\n  t: {run: builtin:echo}\n")
+    workflow = tmp_path / "shop.yaml"
+    workflow.write_text(BASE)
+    result = CliRunner().invoke(cli, ["verify", str(workflow), "--against", str(other)])
+    assert result.exit_code == 2
+    (line,) = result.stderr.strip().splitlines()
+    assert line.endswith("records workflow 'other', not 'shop': they share no task, so there "
+                         "is nothing to compare")  # fmt: skip
+
+
+def test_verify_against_names_the_side_that_has_a_task(tmp_path: Path) -> None:
+    record = export(tmp_path, "old", BASE)
+    workflow = tmp_path / "shop.yaml"
+    workflow.write_text(BASE.replace("  ship: {run: builtin:echo, with: {env: staging}, "
+                                     "depends_on: [build]}\n", ""))  # fmt: skip
+    result = CliRunner().invoke(cli, ["verify", str(workflow), "--against", str(record)])
+    assert result.exit_code == 1
+    assert result.stdout == (
+        'diverges from the record: ship: only in the record ("succeeded" -> null)\n'
+    )
+
+
+def golden(tmp_path: Path, *args: str) -> tuple[int, list[str]]:
+    result = CliRunner().invoke(cli, ["golden", str(tmp_path / "shop.yaml"), *args])
+    assert "Traceback" not in result.output
+    return result.exit_code, (result.stdout + result.stderr).strip().splitlines()
+
+
+def test_a_golden_mismatch_names_the_parameter(tmp_path: Path) -> None:
+    workflow, pin = tmp_path / "shop.yaml", str(tmp_path / "golden.json")
+    workflow.write_text(BASE)
+    assert golden(tmp_path, pin, "--update")[0] == 0
+    assert golden(tmp_path, pin) == (0, [f"ok: {workflow} matches {pin}"])
+    workflow.write_text(BASE.replace("env: staging", "env: prod"))
+    assert golden(tmp_path, pin) == (
+        1,
+        ['golden mismatch: ship: with.env: "staging" -> "prod"; then the trace differs from '
+         "event 6 (task ship)"],
+    )  # fmt: skip
+    # A pin from before specs were kept still checks, naming the task where it diverges.
+    document = json.loads(Path(pin).read_text())
+    del document["spec"]
+    Path(pin).write_text(json.dumps(document))
+    code, (line,) = golden(tmp_path, pin)
+    assert code == 1 and line.startswith("golden mismatch: event 6: ship: its inputs differ")
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (lambda text: text[: len(text) // 2], "not a golden file (not JSON: "),
+        (lambda text: json.dumps({**json.loads(text), "trace": None} and
+                                 {k: v for k, v in json.loads(text).items() if k != "trace"}),
+         "not a golden file (it lacks trace)"),
+        (lambda text: json.dumps({**json.loads(text), "spec": []}),
+         "not a golden file (its spec is not a JSON object)"),
+    ],
+    ids=["truncated", "no-trace", "bad-spec"],
+)  # fmt: skip
+def test_a_damaged_golden_file_is_an_error_not_a_mismatch(
+    tmp_path: Path, damage: object, message: str
+) -> None:
+    workflow, pin = tmp_path / "shop.yaml", tmp_path / "golden.json"
+    workflow.write_text(BASE)
+    assert golden(tmp_path, str(pin), "--update")[0] == 0
+    assert callable(damage)
+    pin.write_text(damage(pin.read_text()))
+    code, (line,) = golden(tmp_path, str(pin))
+    assert code == 2 and message in line and "--update" not in line
