@@ -215,9 +215,12 @@ def _signal_timeouts_available() -> bool:
     return handler in (signal.SIG_DFL, _on_alarm)
 
 
+_TIMED_OUT = Outcome("timeout")
+
+
 def _unblock_alarm() -> None:
     """A task that blocked SIGALRM must not disable the timeouts of every later attempt (checked
-    only after an overrun: a system call per attempt would cost the hot path)."""
+    only after a timeout: a system call per attempt would cost the hot path)."""
     if signal.SIGALRM in signal.pthread_sigmask(signal.SIG_BLOCK, ()):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, (signal.SIGALRM,))
 
@@ -272,12 +275,12 @@ class SerialExecutor:
                 _alarm["armed"] = False
                 signal.setitimer(signal.ITIMER_REAL, 0)
         except _AttemptTimeout:
-            return Outcome("timeout")
+            outcome = _TIMED_OUT
         finally:
             self.running_inline = False
-        if clock.now() - started > call.timeout:
-            _unblock_alarm()  # the alarm did not come: the task may have blocked SIGALRM
-            return Outcome("timeout")
+        if outcome is _TIMED_OUT or clock.now() - started > call.timeout:
+            _unblock_alarm()  # the task may have blocked SIGALRM (after the alarm came, too)
+            return _TIMED_OUT
         return outcome
 
     def _execute_in_worker(self, call: AttemptCall, clock: Clock) -> Outcome:

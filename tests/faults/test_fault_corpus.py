@@ -260,3 +260,25 @@ def test_the_isolation_mode_is_not_in_the_digest(tmp_path: Path) -> None:
         assert result.returncode == 0, result.stderr
         digests.append(json.loads(export.read_text("utf-8"))["digests"])
     assert digests[0] == digests[1]
+
+
+def test_a_rerun_isolates_what_it_reruns_and_starts_nothing_it_keeps(tmp_path: Path) -> None:
+    log = tmp_path / "ran.txt"
+    workflow = tmp_path / "where.yaml"
+    workflow.write_text(
+        "name: where\ndefaults: {isolation: process}\ntasks:\n"
+        f"  a: {{run: faulty:where, with: {{log: {json.dumps(str(log))}}}}}\n"
+        f"  b: {{run: faulty:where, depends_on: [a], with: {{log: {json.dumps(str(log))}}}}}\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "faulty.py").write_text((CORPUS / "faulty.py").read_text("utf-8"), "utf-8")
+    first, again = tmp_path / "first.json", tmp_path / "again.json"
+    ran = harness("run", str(workflow), "--no-store", "-q", "--export", str(first))
+    assert ran.returncode == 0, ran.stderr
+    rerun = harness("rerun", str(first), "--from", "b", "--no-store", "-q", "--export", str(again))
+    assert rerun.returncode == 0, rerun.stderr
+    assert log.read_text("utf-8").split() == ["a", "b", "b"]  # a was kept, not run again
+    before = json.loads(first.read_text("utf-8"))["results"]
+    after = json.loads(again.read_text("utf-8"))["results"]
+    assert after["a"] == before["a"]
+    assert after["b"] != os.getpid()  # started by the harness's child, not by this test
