@@ -57,3 +57,30 @@ async def test_the_workbench_shows_the_cause_of_a_faulty_task(fault: str) -> Non
 
 def test_the_corpus_is_where_the_cli_tests_find_it() -> None:
     assert {p.stem for p in Path(CORPUS).glob("*.yaml")} >= set(CAUSES)
+
+
+async def test_an_isolated_task_that_ends_its_process_leaves_the_workbench_standing(
+    tmp_path: Path,
+) -> None:
+    """``os._exit`` in-process would end the app (and leave the terminal in its alternate
+    screen); with ``isolation: process`` it ends only the task's child."""
+    text = (CORPUS / "hard_exit.yaml").read_text("utf-8")
+    workflow = tmp_path / "hard_exit.yaml"
+    workflow.write_text(
+        text.replace("on_failure: stop\n", "on_failure: stop\ndefaults: {isolation: process}\n"),
+        "utf-8",
+    )
+    (tmp_path / "faulty.py").write_text((CORPUS / "faulty.py").read_text("utf-8"), "utf-8")
+    app = make_app(workflow)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("c")
+        await settle(pilot)
+        screen = workbench(app)
+        assert screen.session.run.finished
+        trace = app.screen.query_one(TracePanel)
+        errors = [trace.cell_text(row, "error") for row in range(trace.row_count)]
+        assert "ProcessExited: the task's process exited with code 7 without a result" in errors
+        screen._select("faulty")
+        await pilot.pause()
+        spec = dict(app.screen.query_one(Inspector)._shown[1])["spec"]  # type: ignore[index]
+        assert spec["isolation"] == "process"  # shown because it is not the default
