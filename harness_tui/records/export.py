@@ -98,7 +98,16 @@ def atomic_write(path: str | Path, text: str, max_bytes: int | None = None) -> N
 
 
 def _umask() -> int:
-    mask = os.umask(0o022)  # the only portable way to read it is to set it
+    """The process's umask: read where the system shows it (Linux), else set and restored
+    (which other threads creating files at that instant would see)."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
     os.umask(mask)
     return mask
 
