@@ -21,6 +21,7 @@ HEADLESS = [
     "harness_tui.records.export",
     "harness_tui.records.store",
     "harness_tui.records.replay",
+    "harness_tui.layout",
 ]
 
 
@@ -32,7 +33,9 @@ def test_headless_modules_do_not_load_textual(module: str) -> None:
     )
     textual_loaded, rich_loaded = result.stdout.split()
     assert textual_loaded == "False"
-    if module.startswith(("harness_tui.engine", "harness_tui.records", "harness_tui.workflow")):
+    if module.startswith(
+        ("harness_tui.engine", "harness_tui.records", "harness_tui.workflow", "harness_tui.layout")
+    ):
         assert rich_loaded == "False"
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sys
 import threading
@@ -13,8 +12,13 @@ import click
 
 from .. import __version__
 from ..engine.errors import HarnessError
+from ..engine.untrusted import quoted, shown
 from .common import (
     EXIT_INVALID,
+    die,
+    echo,
+    echo_error_line,
+    echo_json,
     exit_with_error,
     load_or_die,
     parse_payload,
@@ -77,9 +81,9 @@ def validate(files: tuple[str, ...]) -> None:
         except WorkflowError as exc:
             bad = True
             for problem in exc.problems:
-                click.echo(str(problem), err=True)
+                echo_error_line(str(problem))
             continue
-        click.echo(f"ok: {path} ({len(workflow.graph)} tasks)")
+        echo(f"ok: {shown(path)} ({len(workflow.graph)} tasks)")
     sys.exit(EXIT_INVALID if bad else 0)
 
 
@@ -102,11 +106,11 @@ def plan(file: str, payload: str | None, as_json: bool) -> None:
             "plan": the_plan.to_json(),
             "plan_digest": the_plan.digest,
         }
-        click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+        echo_json(document)
         return
     from rich.table import Table
 
-    table = Table(title=f"{workflow.name}: {len(the_plan)} tasks", title_justify="left")
+    table = Table(title=f"{shown(workflow.name)}: {len(the_plan)} tasks", title_justify="left")
     for column in ("#", "task", "task_id", "level", "depends_on"):
         table.add_column(column, justify="right" if column in ("#", "level") else "left")
     for step in the_plan:
@@ -123,7 +127,7 @@ def schema(kind: str) -> None:
     """Print the JSON Schema of workflow files or run exports."""
     from ..schemas import schema_text
 
-    click.echo(schema_text(kind), nl=False)
+    echo(schema_text(kind), nl=False)
 
 
 @cli.command()
@@ -132,9 +136,14 @@ def schema(kind: str) -> None:
 @click.option("--name", default=None, help="Workflow name (default: synthetic_SHAPE_N).")
 def generate(count: int, shape: str, name: str | None) -> None:
     """Print a synthetic workflow of trivial built-in tasks (for benchmarks)."""
+    from ..engine.graph import NAME_PATTERN
     from ..workflow.generate import generate_workflow
 
-    click.echo(generate_workflow(count, shape, name), nl=False)
+    if name is not None and not NAME_PATTERN.fullmatch(name):
+        die(
+            f"--name {quoted(name)}: use letters, digits, '_' or '-', starting with a letter or '_'"
+        )
+    echo(generate_workflow(count, shape, name), nl=False)
 
 
 def main() -> None:
@@ -142,7 +151,7 @@ def main() -> None:
     try:
         cli(standalone_mode=True)
     except KeyboardInterrupt:  # pragma: no cover - interactive
-        click.echo("interrupted", err=True)
+        echo("interrupted", err=True)
         _exit(130)
     except SystemExit as done:
         if done.code is not None and not isinstance(done.code, int):

@@ -18,9 +18,11 @@ from .common import (
     EXIT_INVALID,
     EXIT_OK,
     die,
+    echo,
     load_or_die,
     parse_payload,
     payload_option,
+    workers_option,
 )
 
 if TYPE_CHECKING:
@@ -34,15 +36,16 @@ if TYPE_CHECKING:
 @payload_option
 @click.option("--runs", "count", type=click.IntRange(2, 50), default=2, help="How many fresh runs.")
 @click.option("--against", type=click.Path(dir_okay=False), help="A run export to compare with.")
-def verify(file: str, payload: str | None, count: int, against: str | None) -> None:
+@workers_option
+def verify(file: str, payload: str | None, count: int, against: str | None, workers: int) -> None:
     """Check determinism: fresh runs under different hash seeds, or one run against an export."""
     from ..records.divergence import trace_diff
 
     workflow = load_or_die(file)
     if against:
-        _verify_against(workflow, against, payload)
+        _verify_against(workflow, against, payload, workers)
     value = parse_payload(payload, workflow.payload)
-    records = _fresh_records(file, value, count)
+    records = _fresh_records(file, value, count, workers)
     first_record = records[0]
     for index, other in enumerate(records[1:], start=2):
         if other.digests != first_record.digests:
@@ -50,15 +53,15 @@ def verify(file: str, payload: str | None, count: int, against: str | None) -> N
                 first_record.events, other.events, first_record.outputs, other.outputs
             )
             where = diff.first.describe() if diff.first else "results differ"
-            click.echo(f"not deterministic: run {index} differs from run 1: {where}")
+            echo(f"not deterministic: run {index} differs from run 1: {where}")
             sys.exit(EXIT_FAILED)
-    click.echo(
+    echo(
         f"deterministic: {count} runs under different hash seeds agree on plan, trace and "
         f"results; run digest {first_record.digests['run']}"
     )
 
 
-def _verify_against(workflow: Workflow, against: str, payload: str | None) -> None:
+def _verify_against(workflow: Workflow, against: str, payload: str | None, workers: int) -> None:
     """One fresh run of ``workflow`` compared with the export ``against``; exits."""
     from ..records.divergence import compare_records, count_tasks, trace_diff
     from ..records.export import RunRecord
@@ -71,26 +74,26 @@ def _verify_against(workflow: Workflow, against: str, payload: str | None) -> No
             "task, so there is nothing to compare"
         )
     value = parse_payload(payload, record.payload)
-    live = _live_record(workflow, value)
+    live = _live_record(workflow, value, workers)
     diff = trace_diff(record.events, live.events, record.outputs, live.outputs)
     if diff.identical and live.digests == record.digests:
-        click.echo(f"identical to {against}: run digest {record.digests['run']}")
+        echo(f"identical to {against}: run digest {record.digests['run']}")
         sys.exit(EXIT_OK)
     if live.plan.digest != record.plan.digest and diff.identical:
-        click.echo("plans differ although the traces agree", err=True)
+        echo("plans differ although the traces agree", err=True)
         sys.exit(EXIT_FAILED)
     found = compare_records(record, live).tasks
     if found:
         more = f" ({count_tasks(len(found))})" if len(found) > 1 else ""
         where = found[0].describe(sides=("the record", "this run"))
-        click.echo(f"diverges from the record: {where}{more}")
+        echo(f"diverges from the record: {where}{more}")
     else:  # the same tasks did the same things, in another order
         first = diff.first
-        click.echo("diverges from the record: " + (first.describe() if first else "digests differ"))
+        echo("diverges from the record: " + (first.describe() if first else "digests differ"))
     sys.exit(EXIT_FAILED)
 
 
-def _fresh_records(file: str, payload: Any, count: int) -> list[RunRecord]:
+def _fresh_records(file: str, payload: Any, count: int, workers: int = 1) -> list[RunRecord]:
     """``count`` runs of ``file`` in child processes, each under its own hash seed.
 
     The payload reaches the children through a file: on their command line a large one
@@ -116,6 +119,8 @@ def _fresh_records(file: str, payload: Any, count: int) -> list[RunRecord]:
                     "--export",
                     "-",
                     "--quiet",
+                    "--workers",
+                    str(workers),
                 ],
                 capture_output=True,
                 text=True,
@@ -128,11 +133,11 @@ def _fresh_records(file: str, payload: Any, count: int) -> list[RunRecord]:
     return records
 
 
-def _live_record(workflow: Workflow, payload: Any) -> RunRecord:
+def _live_record(workflow: Workflow, payload: Any, workers: int = 1) -> RunRecord:
     from ..engine.orchestrator import TaskOrchestrator
     from ..records.export import RunRecord
 
-    orchestrator = TaskOrchestrator(workflow.graph, on_failure=workflow.on_failure)
+    orchestrator = TaskOrchestrator(workflow.graph, on_failure=workflow.on_failure, workers=workers)
     return RunRecord.from_run(orchestrator.start(payload).run_to_end(), workflow)
 
 
@@ -161,15 +166,15 @@ def golden(file: str, golden_file: str, payload: str | None, update: bool) -> No
             atomic_write(golden_file, text)
         except OSError as exc:
             die(f"cannot write {golden_file}: {exc.strerror}")
-        click.echo(f"wrote {golden_file}")
+        echo(f"wrote {golden_file}")
         return
     expected = _read_golden(golden_file)
     if "spec" not in expected:  # written before specs were pinned: compare what it has
         del document["spec"]
     if expected == document:
-        click.echo(f"ok: {file} matches {golden_file}")
+        echo(f"ok: {file} matches {golden_file}")
         return
-    click.echo(f"golden mismatch: {_golden_mismatch(expected, document, golden_file)}")
+    echo(f"golden mismatch: {_golden_mismatch(expected, document, golden_file)}")
     sys.exit(EXIT_FAILED)
 
 

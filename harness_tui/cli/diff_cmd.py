@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING
 
 import click
 
+from ..engine.untrusted import shown, visible
 from .app import cli
-from .common import EXIT_FAILED, EXIT_OK, die, parse_payload, table_console
+from .common import EXIT_FAILED, EXIT_OK, die, echo, echo_json, parse_payload, table_console
 
 if TYPE_CHECKING:
     from ..engine.diff import PlanDiff
@@ -70,7 +71,7 @@ def diff(
         run_diff_app(old_wf, old_value, new_wf, new_value)
         return
     if as_json:
-        click.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False, sort_keys=True))
+        echo_json(result.to_json(), sort_keys=True)
     else:
         _print_side_by_side(result, old, new)
     sys.exit(EXIT_FAILED if exit_code and result.changes_run else EXIT_OK)
@@ -87,9 +88,9 @@ def _print_side_by_side(result: PlanDiff, old: str, new: str) -> None:
     }  # fmt: skip
     table = Table(box=None, pad_edge=False, show_edge=False)
     table.add_column("", width=1)
-    table.add_column(old, overflow="fold")
+    table.add_column(visible(old), overflow="fold")
     table.add_column("", width=1)
-    table.add_column(new, overflow="fold")
+    table.add_column(visible(new), overflow="fold")
     for row in result.rows:
         style = colours.get(row.kind, "")
         marker = MARKERS[row.kind]
@@ -101,7 +102,7 @@ def _print_side_by_side(result: PlanDiff, old: str, new: str) -> None:
     for change in result.changes():
         if change.kind is DiffKind.CHANGED or change.renamed_from or change.level_changed:
             details = ", ".join(
-                f"{name}: {json.dumps(value['old'])} -> {json.dumps(value['new'])}"
+                f"{name}: {_value(value['old'])} -> {_value(value['new'])}"
                 for name, value in change.fields.items()
             )
             extra = f" (renamed from {change.renamed_from})" if change.renamed_from else ""
@@ -110,18 +111,23 @@ def _print_side_by_side(result: PlanDiff, old: str, new: str) -> None:
             )
             console.print(f"~ {change.task}{extra}:{level} {details}".rstrip(), highlight=False)
     for name, value in result.settings.items():
-        line = f"~ workflow {name}: {json.dumps(value['old'])} -> {json.dumps(value['new'])}"
+        line = f"~ workflow {name}: {_value(value['old'])} -> {_value(value['new'])}"
         console.print(line, highlight=False)
     for value in result.payload:
-        where = f"payload {value['path']}"
+        where = f"payload {shown(value['path'])}"
         if "added" in value:
-            line = f"+ {where}: {json.dumps(value['added'])}"
+            line = f"+ {where}: {_value(value['added'])}"
         elif "removed" in value:
-            line = f"- {where}: {json.dumps(value['removed'])}"
+            line = f"- {where}: {_value(value['removed'])}"
         else:
-            line = f"~ {where}: {json.dumps(value['old'])} -> {json.dumps(value['new'])}"
+            line = f"~ {where}: {_value(value['old'])} -> {_value(value['new'])}"
         console.print(line, highlight=False)
     console.print(result.summary_line(), highlight=False)
+
+
+def _value(value: object) -> str:
+    """A workflow or payload value in a diff line: JSON, shortened, and visible."""
+    return shown(json.dumps(value, ensure_ascii=False))
 
 
 def _trace_diff(old: str, new: str, as_json: bool, exit_code: bool, tui: bool) -> None:
@@ -141,15 +147,15 @@ def _trace_diff(old: str, new: str, as_json: bool, exit_code: bool, tui: bool) -
     if as_json:
         plan = comparison.plan.to_json() if comparison.plan else None
         document = {"plan": plan, "tasks": [d.to_json() for d in found]}
-        click.echo(json.dumps(document, indent=2, ensure_ascii=False, sort_keys=True))
+        echo_json(document, sort_keys=True)
     elif not found:
-        click.echo(f"traces agree task by task ({len(a.events)} and {len(b.events)} events)")
+        echo(f"traces agree task by task ({len(a.events)} and {len(b.events)} events)")
     else:
         if comparison.plan is not None and not comparison.plan.identical:
-            click.echo(f"workflows: {comparison.plan.summary_line()}")
-        click.echo(f"first divergence: {found[0].describe()}")
+            echo(f"workflows: {comparison.plan.summary_line()}")
+        echo(f"first divergence: {found[0].describe()}")
         for difference in found[1:]:
-            click.echo(f"  {difference.describe()}")
-        click.echo(count_tasks(len(found)))
+            echo(f"  {difference.describe()}")
+        echo(count_tasks(len(found)))
     changed = bool(found) or a.digests["run"] != b.digests["run"]
     sys.exit(EXIT_FAILED if exit_code and changed else EXIT_OK)

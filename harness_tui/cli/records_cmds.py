@@ -14,16 +14,21 @@ from typing import IO, TYPE_CHECKING, Any, NoReturn
 import click
 
 from ..engine.events import RunStatus
+from ..engine.untrusted import shown, visible
 from .app import cli
 from .common import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_OK,
     die,
+    echo,
+    echo_json,
+    echo_json_text,
     load_or_die,
     parse_payload,
     payload_option,
     table_console,
+    workers_option,
 )
 
 if TYPE_CHECKING:
@@ -65,9 +70,7 @@ def _open_store(path: str | None, create: bool = False) -> RunStore:
 
 def _warn_damage(store: RunStore) -> RunStore:
     if store.damage:
-        from ..tui.sanitize import visible
-
-        click.echo(f"warning: {visible(store.damage)}", err=True)
+        echo(f"warning: {store.damage}", err=True)
     return store
 
 
@@ -87,13 +90,13 @@ def _write_export(record: RunRecord, target: str, fmt: str) -> None:
 
     text = record.to_text() if fmt == "harness-run" else json.dumps(chrome_trace(record)) + "\n"
     if target == "-":
-        click.echo(text, nl=False)
+        echo_json_text(text, nl=False)
         return
     try:
         atomic_write(target, text, MAX_EXPORT_BYTES if fmt == "harness-run" else None)
     except OSError as exc:
         die(f"cannot write {target}: {exc.strerror}")
-    click.echo(f"exported: {target}", err=True)
+    echo(f"exported: {target}", err=True)
 
 
 isolation_option = click.option(
@@ -154,10 +157,8 @@ class _LogLines:
             self._pending[key] = rest
 
     def _echo(self, key: tuple[str, int], line: str) -> None:
-        from ..tui.sanitize import visible
-
         where = f"{key[0]}#{key[1]}" if key[1] else "unattributed"
-        click.echo(f"{visible(where)} | {visible(line)}", err=True)
+        echo(f"{visible(where)} | {visible(line)}", err=True)
 
     def flush(self) -> None:
         for key, rest in sorted(self._pending.items()):
@@ -170,13 +171,16 @@ def _summary(live: LiveRun) -> None:
     stays clean for ``--export -``)."""
     summary = live.summary()
     parts = ", ".join(f"{n} {status}" for status, n in summary.counts.items())
-    click.echo(f"{summary.workflow}: {summary.status} ({parts})", err=True)
+    echo(f"{shown(summary.workflow)}: {summary.status} ({parts})", err=True)
     for task, error in summary.failures:
-        click.echo(f"  {task}: {error.get('type')}: {error.get('message')}", err=True)
-    click.echo(json.dumps(summary.outputs, indent=2, ensure_ascii=False), err=True)
-    click.echo(f"run digest: {summary.digest}", err=True)
+        # One line per failure: a message of many lines or megabytes is shown, not obeyed.
+        echo(
+            f"  {shown(task)}: {shown(error.get('type'))}: {shown(error.get('message'))}", err=True
+        )
+    echo_json(summary.outputs, err=True)
+    echo(f"run digest: {summary.digest}", err=True)
     if live.problem:
-        click.echo(f"warning: {live.problem}", err=True)
+        echo(f"warning: {live.problem}", err=True)
 
 
 def _finish(live: LiveRun, quiet: bool, export_to: str | None, fmt: str, redact: str) -> None:
@@ -204,6 +208,7 @@ def _finish(live: LiveRun, quiet: bool, export_to: str | None, fmt: str, redact:
 @redact_option
 @logs_option
 @isolation_option
+@workers_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
 def run(
     file: str,
@@ -216,6 +221,7 @@ def run(
     redact: str,
     show_logs: bool,
     isolation: str | None,
+    workers: int,
     quiet: bool,
 ) -> None:
     """Run a workflow headless; exit 0 if it succeeded, 1 if it failed, 2 on invalid input."""
@@ -225,10 +231,10 @@ def run(
     value = parse_payload(payload, workflow.payload)
     export_to = _export_target(export_to)
     store = None if no_store else _open_store(store_path, create=True)
-    live = LiveRun.start(workflow, value, store=store, isolation=isolation)
+    live = LiveRun.start(workflow, value, store=store, isolation=isolation, workers=workers)
     run_id = live.ensure_recorded()
     if run_id and not quiet:
-        click.echo(f"run id: {run_id}", err=True)
+        echo(f"run id: {run_id}", err=True)
     jsonl: IO[str] | None = None
     if jsonl_path:
         try:
@@ -251,7 +257,7 @@ def run(
             with contextlib.suppress(OSError):  # a failed write was reported below already
                 jsonl.close()
     for error in live.run.listener_errors:
-        click.echo(f"warning: --jsonl {jsonl_path} stopped: {error}", err=True)
+        echo(f"warning: --jsonl {jsonl_path} stopped: {error}", err=True)
     _finish(live, quiet, export_to, fmt, redact)
 
 
@@ -264,26 +270,31 @@ def _drive(live: LiveRun, quiet: bool, show_logs: bool = False) -> None:
         live.run.add_log_listener(lines)
     try:
         with _stdout_kept_clean(), _ctrl_c_stops(live):
-            for _ in range(_STOP_TRIES):
+            for _ in range(_STOPS + 1):
                 try:
                     _drive_with_progress(live, quiet or show_logs)
                     return
                 except KeyboardInterrupt:  # it came between two tasks, not inside one
                     live.driver.cancel()
-            _interrupted(live)
+            _leave_now(live)
     finally:
         if lines is not None:
             lines.flush()
 
 
-_STOP_TRIES = 3
-"""Ctrl+C presses that stop the run in order; one more leaves it ``interrupted``."""
+_STOPS = 2
+"""Ctrl+C presses that stop the run in order (the second cancels the cleanups too). The next
+one leaves at once, for a task that will not stop: the run stays ``interrupted``, resumable,
+as after a kill (every finished task is committed)."""
 
 
-def _interrupted(live: LiveRun) -> NoReturn:
+def _leave_now(live: LiveRun) -> NoReturn:
     if live.run_id:
-        click.echo(f"interrupted; continue with: harness-tui resume {live.run_id}", err=True)
-    sys.exit(EXIT_INTERRUPTED)
+        echo(f"interrupted; continue with: harness-tui resume {live.run_id}", err=True)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(EXIT_INTERRUPTED)  # not sys.exit: a task still running must not hold us
 
 
 @contextlib.contextmanager
@@ -294,7 +305,13 @@ def _ctrl_c_stops(live: LiveRun) -> Iterator[None]:
         yield
         return
 
+    presses = 0
+
     def on_sigint(signum: int, frame: object) -> None:
+        nonlocal presses
+        presses += 1
+        if presses > _STOPS:
+            _leave_now(live)
         live.interrupt()
 
     previous = signal.signal(signal.SIGINT, on_sigint)
@@ -315,7 +332,7 @@ def _drive_with_progress(live: LiveRun, quiet: bool) -> None:
 
     the_run = live.run
     with Progress(
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
         console=Console(stderr=True),
@@ -325,7 +342,7 @@ def _drive_with_progress(live: LiveRun, quiet: bool) -> None:
 
         def advance(events: list[TraceEvent]) -> None:
             upcoming = the_run.next_step
-            progress.update(bar, description=upcoming.task if upcoming else "")
+            progress.update(bar, description=shown(upcoming.task) if upcoming else "")
             progress.update(bar, completed=the_run.cursor)
 
         live.driver.on_events = advance
@@ -346,16 +363,16 @@ def runs(store_path: str | None, as_json: bool) -> None:
     else:
         rows = _open_store(store_path).runs()
     if as_json:
-        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        echo_json(rows)
         return
     console = table_console()
     if not console.is_terminal:
         # For cut, awk and grep: one header line, one line per run, whole values.
         lines = ["\t".join(RUNS_COLUMNS)] + ["\t".join(_run_cells(row, wide=True)) for row in rows]
-        click.echo("\n".join(lines))
+        echo("\n".join(lines))
         return
     if not rows:
-        click.echo(f"no runs recorded yet in {where}")
+        echo(f"no runs recorded yet in {where}")
         return
     console.print(_runs_table(rows, f"runs in {where}"))
 
@@ -366,8 +383,6 @@ RUNS_COLUMNS = ("id", "workflow", "payload", "status", "started", "done")
 def _run_cells(row: dict[str, Any], wide: bool) -> list[str]:
     """One run's cells; workflow names come from files, so they are made visible, not obeyed.
     Narrow (a terminal): an 8-character payload digest and the start to the minute."""
-    from ..tui.sanitize import visible
-
     started = str(row["started_at"])
     if not wide:
         started = started.replace("T", " ")[:16]
@@ -386,12 +401,10 @@ def _runs_table(rows: list[dict[str, Any]], title: str) -> Table:
     from rich.table import Table
     from rich.text import Text
 
-    from ..tui.sanitize import inert
-
     # One space between columns, and only the workflow name may give way (to "…"): ids,
     # statuses and counts are what people copy and compare.
     table = Table(
-        title=inert(title),
+        title=Text(visible(title)),
         title_justify="left",
         box=None,
         pad_edge=False,
@@ -432,6 +445,7 @@ def export(run_id: str, file: str, fmt: str, redact: str, store_path: str | None
 )
 @logs_option
 @isolation_option
+@workers_option
 def resume(
     run_id: str,
     store_path: str | None,
@@ -439,6 +453,7 @@ def resume(
     force: bool,
     show_logs: bool,
     isolation: str | None,
+    workers: int,
 ) -> None:
     """Continue a stored run (interrupted or abandoned) from its last committed task."""
     from ..records.live import LiveRun
@@ -449,10 +464,11 @@ def resume(
     store = _warn_damage(RunStore(store_path or default_store_path(), create=False, write=True))
     live = LiveRun.resume(store, run_id, force=force, isolation=isolation)
     the_run = live.run
+    the_run.set_workers(workers)
     if the_run.finished:
-        click.echo(f"run {run_id} had already finished: {the_run.status.value}", err=True)
+        echo(f"run {run_id} had already finished: {the_run.status.value}", err=True)
     else:
-        click.echo(f"resuming {run_id} at task {the_run.cursor + 1}/{len(the_run.plan)}", err=True)
+        echo(f"resuming {run_id} at task {the_run.cursor + 1}/{len(the_run.plan)}", err=True)
         _drive(live, quiet=False, show_logs=show_logs)
     _finish(live, False, export_to, "harness-run", "")
 
@@ -468,7 +484,7 @@ def replay(file: str, as_json: bool) -> None:
     record = RunRecord.read(file)
     report = do_replay(record)
     if as_json:
-        click.echo(
+        echo(
             json.dumps(
                 {
                     "identical": report.identical,
@@ -480,11 +496,11 @@ def replay(file: str, as_json: bool) -> None:
             )
         )
     elif report.identical:
-        click.echo(
+        echo(
             f"replayed {len(report.run.events)} events of {record.workflow.name}: identical "
             f"(plan, trace and digests); run digest {record.digests['run']}"
         )
     else:
         first = report.diff.first
-        click.echo("replay differs: " + (first.describe() if first else "digests differ"), err=True)
+        echo("replay differs: " + (first.describe() if first else "digests differ"), err=True)
     sys.exit(EXIT_OK if report.identical else EXIT_FAILED)

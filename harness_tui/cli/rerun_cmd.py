@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import click
 
+from ..engine.untrusted import shown
 from .app import cli
-from .common import die, load_or_die
+from .common import die, echo, load_or_die
 from .records_cmds import _drive, _export_target, _finish, _open_store, store_option
 
 
@@ -53,8 +54,8 @@ def rerun(
     run_id = live.ensure_recorded()
     if not quiet:
         order = {name: i for i, name in enumerate(fork.workflow.graph.nodes)}
-        click.echo(f"re-running from {task}: {kept_summary(fork, order)}", err=True)
+        echo(f"re-running from {shown(task)}: {kept_summary(fork, order)}", err=True)
         if run_id:
-            click.echo(f"run id: {run_id}", err=True)
+            echo(f"run id: {run_id}", err=True)
     _drive(live, quiet)
     _finish(live, quiet, export_to, "harness-run", "")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from .app import cli
-from .common import payload_option
+from .common import payload_option, workers_option
 
 
 def open_workbench(
@@ -14,6 +14,7 @@ def open_workbench(
     replay: bool = False,
     store_path: str | None = None,
     no_store: bool = False,
+    workers: int = 1,
 ) -> None:
     """Start the app (imports Textual, about 0.3 s, only when the UI is wanted)."""
     from ..records.store import default_store_path
@@ -22,7 +23,9 @@ def open_workbench(
 
     parsed = None if payload is None else parse_payload(payload, "--payload")
     store = None if no_store or replay else str(store_path or default_store_path())
-    app = create_app(file, payload=parsed, replay=replay, store_path=store, strict=True)
+    app = create_app(
+        file, payload=parsed, replay=replay, store_path=store, strict=True, workers=workers
+    )
     try:
         app.run()
     finally:
@@ -35,10 +38,13 @@ def open_workbench(
 @payload_option
 @click.option("--store", "store_path", type=click.Path(dir_okay=False), help="The run store.")
 @click.option("--no-store", is_flag=True, help="Do not record live runs.")
-def open_(file: str | None, payload: str | None, store_path: str | None, no_store: bool) -> None:
+@workers_option
+def open_(
+    file: str | None, payload: str | None, store_path: str | None, no_store: bool, workers: int
+) -> None:
     """Open the workbench on a workflow file (or a run export); live runs are recorded in the
     run store as they happen, so `harness-tui resume` can finish a run after a crash."""
-    open_workbench(file, payload, store_path=store_path, no_store=no_store)
+    open_workbench(file, payload, store_path=store_path, no_store=no_store, workers=workers)
 
 
 @cli.command()

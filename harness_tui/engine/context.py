@@ -118,11 +118,31 @@ class RunContext:
         traceback: str | None = None,
     ) -> TraceEvent:
         """Record the next trace event and tell the listeners."""
+        event = self.new_event(
+            len(self.state.events), step, status, attempt, started_at, error, input_digest,
+            output_digest, traceback,
+        )  # fmt: skip
+        self.record(event)
+        return event
+
+    def new_event(
+        self,
+        seq: int,
+        step: PlanStep,
+        status: Status,
+        attempt: int,
+        started_at: float | None,
+        error: dict[str, str] | None,
+        input_digest: str | None,
+        output_digest: str | None,
+        traceback: str | None,
+    ) -> TraceEvent:
+        """An event at ``seq``, timed now (not recorded: see :meth:`record`)."""
         now = self._now()
-        event = _new_event(
+        return _new_event(
             TraceEvent,
             (
-                len(self.state.events),
+                seq,
                 step.task,
                 step.task_id,
                 status,
@@ -136,6 +156,9 @@ class RunContext:
                 self._wall(),
             ),
         )
+
+    def record(self, event: TraceEvent) -> None:
+        """Append ``event`` (numbered ``len(state)``) to the trace and tell the listeners."""
         self.state.append_next(event)
         broken = None
         for listener in self.listeners:
@@ -147,4 +170,7 @@ class RunContext:
         if broken:
             for listener in broken:
                 self.listeners.remove(listener)
-        return event
+
+    def commit(self, task: str, text: str, digest: str) -> None:
+        """Commit a task's output, by the event about to be recorded."""
+        self.state.commit(task, len(self.state.events), text, digest)

@@ -1,9 +1,9 @@
 """The one loop that drives a run: every front end (the CLI, the workbench, replay) calls it.
 
 Its contract is DESIGN.md's dispatch/retire model. A step is *dispatched* in plan order once
-nothing holds it; it *retires* (its events enter the canonical trace) in plan order. Today one
-worker executes one step at a time, so dispatch and retire coincide; parallel workers will add
-steps in flight behind the same interface.
+nothing holds it; it *retires* (its events enter the canonical trace) in plan order. With one
+worker dispatch and retire coincide; with more, steps run ahead behind the same interface (see
+:mod:`.parallel`), and a breakpoint holds their dispatch too.
 
 - **Hold**: a breakpoint on task *k* holds dispatch of every plan index >= *k*; the step the
   drive started on runs even if it is a breakpoint (you are on it).
@@ -65,6 +65,8 @@ class Steppable(Protocol):
     def step(self) -> list[TraceEvent]: ...
 
     def cancel(self) -> None: ...
+
+    def hold_dispatch(self, breakpoints: Collection[str]) -> None: ...
 
     def add_listener(self, listener: Callable[[TraceEvent], None]) -> None: ...
 
@@ -202,6 +204,7 @@ class Driver:
             if not first and upcoming is not None and upcoming.task in self.breakpoints:
                 return Stop(StopReason.BREAKPOINT, upcoming.task)
             first = False
+            run.hold_dispatch(self.breakpoints)
             events = run.step()
             batch.extend(events)
             if self._was_held:  # the user already stopped at this step's failure

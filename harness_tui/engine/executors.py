@@ -30,6 +30,7 @@ import traceback as tb
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple, Protocol
 
+from .aio import is_async, run_coroutine
 from .canonical import loads
 from .capture import AttemptLog, LogBuffer, current, install, utf8_safe
 from .clock import Clock
@@ -247,7 +248,10 @@ class SerialExecutor:
         """True while an attempt runs on the calling thread (see :meth:`interrupt`)."""
 
     def execute(self, call: AttemptCall, clock: Clock) -> Outcome:
-        """Run the call directly, under a signal timer, or in the worker thread."""
+        """Run the call directly, under a signal timer, or in the worker thread; an ``async
+        def`` task on the harness's event loop."""
+        if is_async(call.fn):
+            return self._execute_coroutine(call, clock)
         if call.timeout is None and not self.isolate:
             self.running_inline = True
             try:
@@ -308,6 +312,25 @@ class SerialExecutor:
         if call.timeout is not None and clock.now() - started > call.timeout:
             return Outcome("timeout")
         return job.outcome
+
+    def _execute_coroutine(self, call: AttemptCall, clock: Clock) -> Outcome:
+        """Await an ``async def`` attempt on the harness loop; a timeout or a stop cancels
+        the coroutine."""
+        started = clock.now()
+        job = _Job(call)
+        with self._lock:
+            self._current = job
+        future, outcome = run_coroutine(call.fn, call.inputs, call.log, job.done)
+        finished = clock.wait(job.done, call.timeout)
+        with self._lock:
+            self._current = None
+        if job.cancelled or not finished:
+            future.cancel()
+            return Outcome("cancelled") if job.cancelled else Outcome("timeout")
+        kind, value, error, trace = outcome()
+        if call.timeout is not None and clock.now() - started > call.timeout:
+            return Outcome("timeout")
+        return Outcome(kind, value, error, trace)
 
     def cancel(self) -> None:
         """Abandon the attempt in progress, if any (it is reported ``cancelled``)."""

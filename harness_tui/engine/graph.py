@@ -15,6 +15,7 @@ from typing import Any
 
 from .canonical import compute_task_id
 from .errors import HarnessError
+from .untrusted import quoted
 
 __all__ = [
     "CycleError",
@@ -219,7 +220,7 @@ class TaskGraph:
                     GraphProblem(
                         "invalid_name",
                         (str(node.name),),
-                        f"invalid task name {node.name!r}: use letters, digits, '_' or '-', "
+                        f"invalid task name {quoted(node.name)}: use letters, digits, '_' or '-', "
                         "starting with a letter or '_' (at most 128 characters)",
                     )
                 )
@@ -259,7 +260,9 @@ class TaskGraph:
             )
         if not isinstance(node.name, str) or not NAME_PATTERN.fullmatch(node.name):
             problems.append(
-                GraphProblem("invalid_name", (str(node.name),), f"invalid task name {node.name!r}")
+                GraphProblem(
+                    "invalid_name", (str(node.name),), f"invalid task name {quoted(node.name)}"
+                )
             )
         for dep in node.depends_on:
             if dep not in self._nodes:

@@ -27,12 +27,17 @@ class Harness:
     Args:
         executor: how attempts run (default: serial, in process).
         clock: where time comes from (default: the system clock).
+        workers: tasks run at once, in threads; the trace is the serial one whatever the
+            count.
     """
 
-    def __init__(self, executor: Executor | None = None, clock: Clock | None = None) -> None:
+    def __init__(
+        self, executor: Executor | None = None, clock: Clock | None = None, workers: int = 1
+    ) -> None:
         self.graph = TaskGraph()
         self._executor = executor
         self._clock = clock
+        self.workers = workers
 
     def register(
         self,
@@ -87,7 +92,11 @@ class Harness:
     def orchestrator(self) -> TaskOrchestrator:
         """An orchestrator over the current graph (stops at the first failure)."""
         return TaskOrchestrator(
-            self.graph, self.scheduler, executor=self._executor, clock=self._clock
+            self.graph,
+            self.scheduler,
+            executor=self._executor,
+            clock=self._clock,
+            workers=self.workers,
         )
 
     def run(self, payload: Any) -> dict[str, Any]:

@@ -53,8 +53,9 @@ class ResultsView(Mapping[str, Any]):
     def _names(self) -> list[str]:
         if self._ancestors is None:
             self._ancestors = self._graph.ancestors(self._task)
-        # Commit order is plan order: iteration is deterministic.
-        return [n for n in self._state.commits if n in self._ancestors]
+        # Commit order is plan order: iteration is deterministic. A copy, taken at once:
+        # in a parallel run other tasks retire (and commit) while this one reads.
+        return [n for n in list(self._state.commits) if n in self._ancestors]
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._names())

@@ -164,6 +164,13 @@ class ProcessExecutor:
         self._current: _Child | None = None
         self._lock = threading.RLock()
 
+    def for_thread(self) -> ProcessExecutor:
+        """A copy for one worker thread of a parallel run (each has its own child to stop)."""
+        from .parallel import executor_factory
+
+        make = executor_factory(self.inner)
+        return ProcessExecutor(make() if make else self.inner, self.command, self.everything)
+
     def _isolated(self, call: AttemptCall) -> bool:
         fn = call.fn
         if getattr(fn, "ref", None) is None:

@@ -8,7 +8,7 @@ pause) live in :class:`~harness_tui.engine.driver.Driver`, which every front end
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from enum import StrEnum
 from typing import Any, NamedTuple
 
@@ -28,6 +28,7 @@ from .events import (
 )
 from .executors import Executor, SerialExecutor
 from .graph import TaskGraph, Trigger
+from .parallel import ParallelPool, executor_factory
 from .resume import ResumeError, restore
 from .scheduler import DeterministicScheduler, Plan, PlanStep
 from .state import RunState, Snapshot
@@ -99,6 +100,9 @@ class TaskOrchestrator:
             rule of exports written before format 1.1, where everything was cancelled.
         log_limit: characters of output (stdout, stderr, ``logging``) kept per attempt, or
             None to capture nothing (output then goes where it would without the harness).
+        workers: tasks run at once, in threads (DESIGN.md "Parallel execution"): dispatched
+            in plan order as their dependencies retire, retired in plan order, so the trace
+            and every digest are the serial run's. 1 runs each task in the caller's thread.
     """
 
     def __init__(
@@ -112,9 +116,13 @@ class TaskOrchestrator:
         listeners: Iterable[Listener] = (),
         cleanups_on_stop: bool = True,
         log_limit: int | None = DEFAULT_LOG_LIMIT,
+        workers: int = 1,
     ) -> None:
         if log_limit is not None and log_limit < 0:
             raise ValueError(f"log_limit must be at least 0, not {log_limit}")
+        if workers < 1:
+            raise ValueError(f"workers must be at least 1, not {workers}")
+        self.workers = workers
         self.log_limit = log_limit
         self.graph = graph
         self.scheduler = scheduler if scheduler is not None else DeterministicScheduler(graph)
@@ -182,6 +190,9 @@ class Run:
         self._user_stopped = False
         self._steps = plan.steps
         self._total = len(plan.steps)
+        self._pool: ParallelPool | None = None
+        self._breakpoints: Collection[str] = ()
+        self.workers = orchestrator.workers
 
     # -- identity and position --------------------------------------------------------------
 
@@ -325,6 +336,14 @@ class Run:
         self._stops += 1
         self.context.cancelled.set()
         self.context.executor.cancel()
+        pool = self._pool
+        if pool is not None:
+            pool.cancel(keep_cleanups=self.orchestrator.cleanups_on_stop and self._stops < 2)
+
+    def hold_dispatch(self, breakpoints: Collection[str]) -> None:
+        """With workers: start nothing at or past the first of ``breakpoints`` after the
+        next task (the driver's breakpoints; serial runs start nothing ahead anyway)."""
+        self._breakpoints = breakpoints
 
     def step(self) -> list[TraceEvent]:
         """Execute the next task of the plan; return the events it produced."""
@@ -340,7 +359,7 @@ class Run:
         elif self._cursor < self._total:
             step = self._steps[self._cursor]
             self._cursor += 1
-            final = self._runner.execute(step)
+            final = self._execute(step)
             self._retire(step, first)
             if final is Status.CANCELLED:
                 self._user_stopped = self._stopping = True
@@ -352,6 +371,20 @@ class Run:
         if self._cursor >= self._total and self.status not in _DONE:
             self._finish()
         return events[first:]
+
+    def set_workers(self, workers: int) -> None:
+        """Run the remaining tasks with ``workers`` threads (from the next step on; a resumed
+        run may use another count than it started with: the trace is the same)."""
+        if workers < 1:
+            raise ValueError(f"workers must be at least 1, not {workers}")
+        self.workers = workers
+
+    def close(self) -> None:
+        """Let go of the worker threads of a run left unfinished (tasks started ahead are
+        cancelled and never recorded). A finished run has let go already."""
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
 
     def run_to_end(self) -> Run:
         """Execute every remaining task."""
@@ -402,6 +435,22 @@ class Run:
 
     # -- internals --------------------------------------------------------------------------
 
+    def _execute(self, step: PlanStep) -> Status:
+        """Take ``step`` to its final status: here, or through the worker pool."""
+        workers = self.workers
+        pool = self._pool
+        if pool is not None and pool.workers != workers:  # changed between steps
+            self.close()
+            pool = None
+        if workers == 1:
+            return self._runner.execute(step)
+        if pool is None:
+            context = self.context
+            make = executor_factory(context.executor) or (lambda: context.executor)
+            pool = self._pool = ParallelPool(context, self._steps, step.index, workers, make)
+        pool.hold(self._breakpoints)
+        return pool.retire(step)
+
     def _retire(self, step: PlanStep, first: int) -> None:
         if not self._retire_listeners:
             return
@@ -440,6 +489,8 @@ class Run:
         context = self.context
         nodes = self.graph.nodes
         cleanups = self.orchestrator.cleanups_on_stop and self._stops < 2
+        if self._pool is not None:  # work started ahead is abandoned; cleanups go on
+            self._pool.abandon(lambda s: cleanups and nodes[s.task].trigger is Trigger.ALL_DONE)
         while self._cursor < self._total:
             step = self._steps[self._cursor]
             first = len(context.state.events)
@@ -448,7 +499,7 @@ class Run:
                     return
                 self._cursor += 1
                 context.cancelled.clear()  # the stop was for the work, not the cleanup
-                if self._runner.execute(step) is Status.CANCELLED:
+                if self._execute(step) is Status.CANCELLED:
                     self._stops = max(self._stops, 2)  # stopped again: no more cleanups
                 self._retire(step, first)
                 return
@@ -458,6 +509,7 @@ class Run:
         self._finish()
 
     def _finish(self) -> None:
+        self.close()
         if self._user_stopped:
             self.status = RunStatus.CANCELLED
             return

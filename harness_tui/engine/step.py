@@ -177,8 +177,7 @@ class StepRunner:
                 ).status
             out_digest = digest_text(text)
             # The commit happens before the event so listeners see the output with its event.
-            state = self._context.state
-            state.commit(node.name, len(state.events), text, out_digest)
+            self._context.commit(node.name, text, out_digest)
             return self._emit(step, success, attempt, started, None, None, out_digest).status
         if kind == "timeout":
             return self._emit(

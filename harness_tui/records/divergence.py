@@ -15,6 +15,7 @@ from typing import Any
 from ..engine.diff import PlanDiff, json_changes
 from ..engine.errors import HarnessError
 from ..engine.events import TraceEvent
+from ..engine.untrusted import shorten
 from ..workflow.loader import diff_workflows
 from .export import RunRecord
 
@@ -376,7 +377,9 @@ def _field_lines(fields: Mapping[str, Any]) -> list[str]:
 
 
 def change_line(change: Mapping[str, Any], where: str) -> str:
-    """One :func:`~harness_tui.engine.diff.json_changes` entry for people, at ``where``."""
+    """One :func:`~harness_tui.engine.diff.json_changes` entry for people, at ``where``
+    (shortened: a path can quote a key of any length)."""
+    where = shorten(where)
     if "added" in change:
         return f"{where} added: {_short(change['added'])}"
     if "removed" in change:

@@ -110,8 +110,10 @@ class LiveRun:
         executor: Executor | None = None,
         clock: Clock | None = None,
         isolation: str | None = None,
+        workers: int = 1,
     ) -> LiveRun:
-        """A new run of ``workflow`` for ``payload``, positioned before its first task.
+        """A new run of ``workflow`` for ``payload``, positioned before its first task, run
+        by ``workers`` threads.
 
         Args:
             isolation: ``process`` runs every task in a child process, ``in-process`` none;
@@ -120,7 +122,11 @@ class LiveRun:
         if (_asks_for_process(workflow) and isolation != IN_PROCESS) or isolation == PROCESS:
             executor = _isolating(executor, isolation)
         orchestrator = TaskOrchestrator(
-            workflow.graph, executor=executor, clock=clock, on_failure=workflow.on_failure
+            workflow.graph,
+            executor=executor,
+            clock=clock,
+            on_failure=workflow.on_failure,
+            workers=workers,
         )
         return cls(workflow, orchestrator.start(payload), store=store)
 
@@ -243,6 +249,7 @@ class LiveRun:
     def abandon(self) -> None:
         """Leave an unfinished run behind: the store marks it ``abandoned`` (resumable)."""
         if not self.run.finished:
+            self.run.close()
             self._record_end()
 
     # -- results ----------------------------------------------------------------------------

@@ -94,6 +94,8 @@ WORKBENCH: tuple[Action, ...] = (
     Action("rerun-from-task", "F", "rerun_from", "Rerun from", "run: Rerun from task",
            "Re-run from the selected task with the current code; other tasks keep what they "
            "did"),
+    Action("dag-compact", "z", "toggle_compact", "Compact", "view: Compact or full boxes",
+           "Switch the DAG between one-line boxes and bordered boxes with whole names"),
     Action("find-task", "slash", "find", "Find task", "task: Find",
            "Jump to a task by part of its name"),
     Action("show-logs", "l", "show_logs", "Logs", "task: Show logs",
@@ -115,6 +117,8 @@ DIFF: tuple[Action, ...] = (
            "Go to the next changed task", show=True),
     Action("diff-previous", "N", "previous_change", "Previous change", "diff: Previous change",
            "Go to the previous changed task", show=True),
+    Action("diff-compact", "z", "toggle_compact", "Compact", "view: Compact or full boxes",
+           "Switch the DAG between one-line boxes and bordered boxes with whole names"),
     Action("diff-close", "escape,q", "close", "Back", "diff: Back",
            "Back to the workbench (from the command line: quit)", show=True),
 )  # fmt: skip

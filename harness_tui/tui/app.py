@@ -17,10 +17,14 @@ from ..records.store import RunStore
 from ..workflow.payload import Payload
 from .actions import GLOBAL, Action, bindings
 from .modals.help import HelpModal
+from .sanitize import shorten, shown, visible
 from .screens.workbench import WorkbenchScreen
 from .session import OpenError, Session, open_session
 
 __all__ = ["HarnessApp", "create_app", "keymap_path"]
+
+NOTIFY_LIMIT = 2_000
+"""At most this many characters of a notification: a 1 MB error message stays a toast."""
 
 
 def keymap_path() -> Path:
@@ -67,8 +71,12 @@ class HarnessApp(App[None]):
         timeout: float | None = None,
         markup: bool = False,
     ) -> None:
-        """Notifications carry file paths, task names and error text: never parse markup."""
-        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
+        """Notifications carry file paths, task names and error text: shown (shortened, made
+        visible), never obeyed or parsed as markup."""
+        message = visible(shorten(message, NOTIFY_LIMIT), multiline=True)
+        super().notify(
+            message, title=shown(title), severity=severity, timeout=timeout, markup=False
+        )
 
     def _load_keymap(self) -> None:
         from .actions import binding_ids
@@ -124,6 +132,7 @@ def create_app(
     clock: Clock | None = None,
     store_path: str | None = None,
     strict: bool = False,
+    workers: int = 1,
 ) -> HarnessApp:
     """The app as the CLI builds it (tests and screenshots use this very factory).
 
@@ -147,7 +156,7 @@ def create_app(
     if path is None:
         return app(None)
     try:
-        session = open_session(path, payload, clock=clock, store=store)
+        session = open_session(path, payload, clock=clock, store=store, workers=workers)
         if replay and not session.replay:
             raise OpenError(path, [f"{path}: not a run export"])
     except OpenError as exc:

@@ -19,6 +19,7 @@ from ..engine.events import FAILURE_STATUSES, Status, TraceEvent, ends_task
 from ..engine.executors import SerialExecutor
 from ..engine.orchestrator import Run
 from ..engine.state import Snapshot
+from ..layout import Routing, route_dag
 from ..records.errors import RecordError
 from ..records.export import FileKind, RunRecord, export_name, file_kind
 from ..records.fork import Fork, plan_fork
@@ -30,7 +31,6 @@ from ..workflow.loader import Workflow
 from ..workflow.payload import Payload
 from ..workflow.python_source import is_python_ref
 from ..workflow.sources import load_any
-from .dag_layout import DagLayout, layout_dag
 
 __all__ = ["COALESCE_SECONDS", "OpenError", "Session", "open_session"]
 
@@ -57,6 +57,7 @@ class Session:
     clock: Clock | None = None
     source_path: str = ""
     store: RunStore | None = None
+    workers: int = 1
 
     def __post_init__(self) -> None:
         self.breakpoints: set[str] = set()
@@ -64,7 +65,7 @@ class Session:
         self.view_seq: int | None = None  # None: the live end of the trace
         self.delivered = 0  # events the UI has been told about
         self.live = self._new_live()
-        self._layout: DagLayout | None = None
+        self._routing: Routing | None = None
 
     # -- identity ---------------------------------------------------------------------------
 
@@ -84,15 +85,15 @@ class Session:
         return depends, dependents
 
     @property
-    def layout(self) -> DagLayout:
-        """The DAG drawing, computed once per plan."""
-        if self._layout is None:
+    def routing(self) -> Routing:
+        """The DAG's layers, order and lanes, computed once per plan (the view places them)."""
+        if self._routing is None:
             plan = self.run.plan
             depends, _ = self.graph_links
-            self._layout = layout_dag(
+            self._routing = route_dag(
                 plan.names, dict(zip(plan.names, plan.levels, strict=True)), depends
             )
-        return self._layout
+        return self._routing
 
     # -- runs -------------------------------------------------------------------------------
 
@@ -132,6 +133,7 @@ class Session:
             store=self.store,
             executor=SerialExecutor(isolate=True),
             clock=self.clock,
+            workers=self.workers,
         )
 
     def _replace_run(self) -> None:
@@ -210,6 +212,7 @@ class Session:
         self.live = LiveRun.fork(
             fork, store=self.store, clock=self.clock, executor=SerialExecutor(isolate=True)
         )
+        self.live.run.set_workers(self.workers)
         self.live.driver.break_on_failure = self._break_on_failure
         return fork
 
@@ -217,7 +220,7 @@ class Session:
         """Replan for a new payload and start over."""
         check_json(payload, "payload")
         self.payload = payload
-        self._layout = None
+        self._routing = None
         self._replace_run()
 
     def toggle_breakpoint(self, task: str) -> bool:
@@ -327,6 +330,7 @@ def open_session(
     payload: Payload | None = None,
     clock: Clock | None = None,
     store: RunStore | None = None,
+    workers: int = 1,
 ) -> Session:
     """Open a workflow file (with ``payload``, or its own) or a run export.
 
@@ -356,4 +360,4 @@ def open_session(
     except WorkflowError as exc:
         raise OpenError(path, [str(p) for p in exc.problems]) from None
     value = workflow.payload if payload is None else payload.value
-    return Session(workflow, value, clock=clock, source_path=path, store=store)
+    return Session(workflow, value, clock=clock, source_path=path, store=store, workers=workers)

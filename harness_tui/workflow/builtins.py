@@ -99,8 +99,11 @@ def builtin_problem(name: str, params: Mapping[str, Any]) -> str | None:
 
 def jmespath_message(exc: Exception) -> str:
     """One line for a JMESPath compile error: what and where."""
+    from ..engine.untrusted import shown
+
     first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    what = first.split(": ", 1)[-1].rstrip(":") or "invalid expression"
+    # The message quotes the expression's own characters: made visible, never obeyed.
+    what = shown(first.split(": ", 1)[-1].rstrip(":")) or "invalid expression"
     position = getattr(exc, "lex_position", None)
     if isinstance(position, int):
         return f"{what} at character {position + 1}"

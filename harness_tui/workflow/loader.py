@@ -23,6 +23,7 @@ from ..engine.diff import PlanDiff, plan_diff
 from ..engine.graph import GraphError, TaskGraph, TaskNode, Trigger
 from ..engine.orchestrator import OnFailure
 from ..engine.spec import DEFAULT_ISOLATION, task_spec
+from ..engine.untrusted import quoted
 from .builtins import builtin_problem, jmespath_message
 from .errors import Problem, WorkflowError
 from .model import Defaults, TaskSpec, WorkflowSpec
@@ -221,13 +222,13 @@ class _Builder:
             close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             owner = _dotted(parent) or "the workflow"
-            self.problem(loc, f"unknown key {loc[-1]!r} in {owner}{hint}", key=True)
+            self.problem(loc, f"unknown key {quoted(loc[-1])} in {owner}{hint}", key=True)
         elif kind == "missing":
             owner = _dotted(loc[:-1]) or "the workflow"
             self.problem(loc[:-1], f"{owner}: missing required key {loc[-1]!r}")
         else:
             value = error.get("input")
-            shown = f" (got {value!r})" if isinstance(value, str | int | float | bool) else ""
+            shown = f" (got {quoted(value)})" if isinstance(value, str | int | float | bool) else ""
             self.problem(loc, f"{where}: {error['msg']}{shown}")
 
     def _nodes(self, tasks: dict[Any, Any], defaults: Defaults) -> list[TaskNode]:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..engine.untrusted import quoted
 from .builtins import BUILTINS
 
 __all__ = ["LazyCallable", "ResolveError", "parse_ref"]
@@ -37,10 +38,10 @@ def parse_ref(ref: str) -> str | None:
 
             close = difflib.get_close_matches(name, BUILTINS, n=1)
             hint = f" (did you mean builtin:{close[0]}?)" if close else ""
-            return f"unknown built-in {ref!r}{hint}; built-ins: {', '.join(sorted(BUILTINS))}"
+            return f"unknown built-in {quoted(ref)}{hint}; built-ins: {', '.join(sorted(BUILTINS))}"
         return None
     if not _REF.fullmatch(ref):
-        return f"invalid reference {ref!r}: write 'module:function' or 'builtin:NAME'"
+        return f"invalid reference {quoted(ref)}: write 'module:function' or 'builtin:NAME'"
     return None
 
 

@@ -282,3 +282,28 @@ def test_a_rerun_isolates_what_it_reruns_and_starts_nothing_it_keeps(tmp_path: P
     after = json.loads(again.read_text("utf-8"))["results"]
     assert after["a"] == before["a"]
     assert after["b"] != os.getpid()  # started by the harness's child, not by this test
+
+
+def test_a_third_ctrl_c_leaves_a_task_that_will_not_stop(tmp_path: Path) -> None:
+    """With --workers the task runs in a pool thread that Ctrl+C cannot interrupt: the first
+    two presses stop the run (it waits for the task), the third leaves it resumable."""
+    workflow = _sigint_workflow(tmp_path)
+    marker, store = tmp_path / "started", tmp_path / "runs.sqlite3"
+    args = ["run", str(workflow), "--store", str(store), "--workers", "2"]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "harness_tui", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    _wait_for(marker, process)
+    started = time.monotonic()
+    for _ in range(3):
+        process.send_signal(signal.SIGINT)
+        time.sleep(0.3)
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == 130, err
+    assert time.monotonic() - started < 10  # not the task's 30 s
+    assert err.splitlines()[-1].startswith("interrupted; continue with: harness-tui resume ")
+    (row,) = runs(store)
+    assert row["status"] == "interrupted"

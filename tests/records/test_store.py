@@ -114,16 +114,22 @@ def _wait_for_tasks(db: Path, count: int, process: subprocess.Popen[bytes]) -> N
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("killed_after", [0, 1, 3, 4])
+@pytest.mark.parametrize(
+    ("killed_after", "workers"), [(0, 1), (1, 1), (3, 1), (4, 1), (1, 4), (3, 4)]
+)
 def test_sigkill_then_resume_equals_the_uninterrupted_run(
-    tmp_path: Path, killed_after: int
+    tmp_path: Path, killed_after: int, workers: int
 ) -> None:
+    """Killed with 1 or 4 workers, resumed with the other count: the serial run's digest."""
     workflow_path = tmp_path / "slow.yaml"
     workflow_path.write_text(SLOW)
     expected = _uninterrupted_digest(workflow_path, tmp_path)
     db = tmp_path / "runs.db"
     process = subprocess.Popen(
-        [sys.executable, "-m", "harness_tui", "run", str(workflow_path), "--store", str(db), "-q"],
+        [
+            *(sys.executable, "-m", "harness_tui", "run", str(workflow_path)),
+            *("--store", str(db), "-q", "--workers", str(workers)),
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -141,7 +147,10 @@ def test_sigkill_then_resume_equals_the_uninterrupted_run(
         (done,) = conn.execute("SELECT COUNT(*) FROM events WHERE final = 1").fetchone()
     assert done < 6
     out = tmp_path / "resumed.json"
-    result = CliRunner().invoke(cli, ["resume", run_id, "--store", str(db), "--export", str(out)])
+    result = CliRunner().invoke(
+        cli, ["resume", run_id, "--store", str(db), "--export", str(out),
+              "--workers", str(5 - workers)],
+    )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert RunRecord.read(out).digests["run"] == expected
     with sqlite3.connect(db) as conn:

@@ -133,3 +133,24 @@ def test_small_terminal(snap_compare: Any) -> None:
     assert snap_compare(
         make_app("workflows/user_profile.yaml"), terminal_size=(80, 24), run_before=run_before
     )
+
+
+def test_compact_dag_with_a_breakpoint_at_80x24(snap_compare: Any) -> None:
+    async def run_before(pilot: Pilot[Any]) -> None:
+        workbench(pilot.app)._select("check_policy")  # type: ignore[arg-type]
+        await pilot.press("b", "c")
+        await settle(pilot)
+
+    assert snap_compare(
+        make_app("workflows/agent_triage.yaml"), terminal_size=(80, 24), run_before=run_before
+    )
+
+
+def test_ring_dag_in_full_boxes(snap_compare: Any) -> None:
+    async def run_before(pilot: Pilot[Any]) -> None:
+        workbench(pilot.app)._select("t0")  # type: ignore[arg-type]
+        await pilot.pause()
+
+    assert snap_compare(
+        make_app("tests/tui/data/ring.yaml"), terminal_size=SIZE, run_before=run_before
+    )

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label
+
+from ..sanitize import inert
 
 
 class ConfirmModal(ModalScreen[bool]):
@@ -25,7 +26,7 @@ class ConfirmModal(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="confirm-dialog", classes="dialog"):
-            yield Label(Text(self.question), classes="dialog-title")
+            yield Label(inert(self.question), classes="dialog-title")
             with Horizontal(classes="dialog-buttons"):
                 yield Button(self.yes, variant="warning", id="confirm-yes")
                 yield Button("Cancel", id="confirm-no")

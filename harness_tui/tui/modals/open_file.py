@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -13,6 +12,7 @@ from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 
 from ...records.export import FileKind, file_kind
+from ..sanitize import inert
 
 PATTERNS = ("*.yaml", "*.yml", "*.json")
 SKIP = {".git", ".venv", "node_modules", "__pycache__", ".mypy_cache", ".ruff_cache"}
@@ -58,7 +58,8 @@ class OpenFileModal(ModalScreen[Path | None]):
         shown = [p for p in self._paths if text.lower() in str(p).lower()]
         if not shown:
             return [Option("no matching files", disabled=True)]
-        return [Option(Text(self._label(p)), id=str(p)) for p in shown]
+        # File names are data: one could clear the screen or reverse the text after it.
+        return [Option(inert(self._label(p)), id=str(p)) for p in shown]
 
     def _label(self, path: Path) -> str:
         try:

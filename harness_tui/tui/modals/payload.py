@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, TextArea
 
+from ...engine.untrusted import json_visible
 from ...workflow.payload import PayloadError, editable_text, parse_payload
+from ..sanitize import inert
 
 NOTHING = object()
 
@@ -27,7 +28,9 @@ class PayloadModal(ModalScreen[Any]):
 
     def __init__(self, payload: Any) -> None:
         super().__init__()
-        self.initial = editable_text(payload)
+        # JSON leaves C1 and bidi controls raw; escaped, the text is the same JSON value and
+        # the editor draws nothing a terminal would obey.
+        self.initial = json_visible(editable_text(payload))
 
     def compose(self) -> ComposeResult:
         with Vertical(id="payload-dialog", classes="dialog"):
@@ -55,7 +58,7 @@ class PayloadModal(ModalScreen[Any]):
         try:
             parsed = parse_payload(text.strip(), "payload")
         except PayloadError as exc:
-            error.update(Text(str(exc)))
+            error.update(inert(str(exc)))
             error.add_class("-error")
             return
         self.dismiss(parsed.value)

@@ -16,14 +16,14 @@ from textual.widgets import DataTable, Footer, Input, Label, Static
 
 from ...engine.diff import MARKERS, DiffKind, PlanDiff
 from ...engine.scheduler import PlanStep
+from ...layout import route_dag
 from ...records.divergence import TaskDivergence, count_tasks
 from ...workflow.errors import WorkflowError
 from ...workflow.loader import Workflow, diff_workflows
 from ...workflow.sources import load_source
 from ..actions import DIFF, bindings
-from ..dag_layout import layout_dag
 from ..looks import KIND_LOOKS
-from ..sanitize import visible
+from ..sanitize import shown
 from ..widgets.dag_view import DagView
 from ..widgets.inspector import Inspector
 from ..widgets.status_styles import role_colour
@@ -64,7 +64,7 @@ class DiffScreen(Screen[None]):
     def _title(self) -> Text:
         text = Text()
         text.append(" DIFF ", style="bold reverse")
-        text.append(f"  {self.old.path}  →  {self.new.path}   ")
+        text.append(f"  {shown(self.old.path)}  →  {shown(self.new.path)}   ")
         text.append(
             self.diff.summary_line() if not self.diff.identical else "plans identical", style="bold"
         )
@@ -85,7 +85,7 @@ class DiffScreen(Screen[None]):
             ("new", f"new: {self.new.path}"),
             *((("run", "run"),) if self.runs is not None else ()),
         ):
-            table.add_column(Text(visible(label)), key=key)
+            table.add_column(Text(shown(label)), key=key)
         for i, row in enumerate(self.diff.rows):
             look = KIND_LOOKS.get(row.kind)
             # The kind's colour only: its extra style (bold, strike) is for the DAG's boxes.
@@ -104,10 +104,12 @@ class DiffScreen(Screen[None]):
         dag = self.query_one(DagView)
         dag.border_title = "new version"
         dag.marks = {change.task: change.kind for change in plan.changes()}
-        layout = layout_dag(
-            [s.task for s in new_steps], {s.task: s.level for s in new_steps}, depends
+        routing = (
+            route_dag([s.task for s in new_steps], {s.task: s.level for s in new_steps}, depends)
+            if new_steps
+            else None
         )
-        dag.show(layout, depends, dependents)
+        dag.show(routing, depends, dependents)
         self.query_one(Inspector).border_title = "changes"
         changes = plan.changes()
         if changes:
@@ -161,6 +163,10 @@ class DiffScreen(Screen[None]):
     def action_previous_change(self) -> None:
         self._jump(-1)
 
+    def action_toggle_compact(self) -> None:
+        mode = self.query_one(DagView).toggle_mode()
+        self.notify(f"DAG boxes: {mode}")
+
     def action_close(self) -> None:
         if len(self.app.screen_stack) > 2:
             self.app.pop_screen()
@@ -169,7 +175,9 @@ class DiffScreen(Screen[None]):
 
 
 def _cell(step: PlanStep | None) -> str:
-    return "" if step is None else f"{step.index:>3} {step.task}  {step.task_id[:8]}  L{step.level}"
+    if step is None:
+        return ""
+    return f"{step.index:>3} {shown(step.task)}  {step.task_id[:8]}  L{step.level}"
 
 
 class DiffTargetModal(ModalScreen[str | None]):

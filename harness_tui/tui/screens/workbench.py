@@ -20,6 +20,7 @@ from ..actions import INSPECTOR, WORKBENCH, bindings
 from ..inspection import event_sections, task_sections
 from ..intents import IntentQueue
 from ..modals.find_task import FindTaskModal
+from ..sanitize import shown
 from ..session import OpenError, Session
 from ..widgets.dag_view import DagView
 from ..widgets.inspector import Inspector
@@ -89,9 +90,12 @@ class WorkbenchScreen(RunControl, FileActions, ErrorActions, LogActions, Screen[
         if error is None:
             errors.update("Nothing open. Press o to open a workflow or a run export.")
         else:
-            text = f"Cannot open {error.path}:\n\n" + "\n".join(error.lines)
-            # Plain text: error lines quote paths like payload.x[1], which are not markup.
-            errors.update(Text(text + "\n\no: open another file · R: reload"))
+            # Each line visible (a file name or a quoted value cannot break or drive it), as
+            # plain text: error lines quote paths like payload.x[1], which are not markup.
+            lines = [f"Cannot open {shown(error.path)}:", ""] + [
+                shown(x, 2_000) for x in error.lines
+            ]
+            errors.update(Text("\n".join(lines) + "\n\no: open another file · R: reload"))
         errors.display = True
         self.query_one("#panes").display = False
         self.query_one(RunHeader).update_from(None)
@@ -105,7 +109,7 @@ class WorkbenchScreen(RunControl, FileActions, ErrorActions, LogActions, Screen[
         dag = self.query_one(DagView)
         dag.status_of = session.status
         dag.breakpoints = session.breakpoints
-        dag.show(session.layout, depends, dependents)
+        dag.show(session.routing, depends, dependents)
         plan = self.query_one(PlanTable)
         plan.status_of = session.status
         plan.attempts_of = session.attempts
@@ -118,6 +122,7 @@ class WorkbenchScreen(RunControl, FileActions, ErrorActions, LogActions, Screen[
             self.selected = first
         if self.selected:
             self._select(self.selected)
+        self.query_one(DagView).reveal(self._next_task())
         self._refresh_bindings_if_changed()
 
     def _next_task(self) -> str | None:
@@ -134,6 +139,8 @@ class WorkbenchScreen(RunControl, FileActions, ErrorActions, LogActions, Screen[
         assert session is not None
         dag = self.query_one(DagView)
         new_next = self._next_task()
+        if new_next != dag.next_task:
+            dag.reveal(new_next)  # after a step or a restart the view follows the next task
         dag.next_task = new_next
         self.query_one(PlanTable).refresh_markers(session.breakpoints, new_next)
         dag.refresh()
@@ -216,6 +223,10 @@ class WorkbenchScreen(RunControl, FileActions, ErrorActions, LogActions, Screen[
         on_now = self.session.toggle_breakpoint(self.selected)
         self.notify(f"breakpoint {'set on' if on_now else 'removed from'} {self.selected}")
         self._refresh_markers({self.selected})
+
+    def action_toggle_compact(self) -> None:
+        mode = self.query_one(DagView).toggle_mode()
+        self.notify(f"DAG boxes: {mode}")
 
     def action_find(self) -> None:
         if self.session is None:

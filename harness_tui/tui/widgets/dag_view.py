@@ -1,4 +1,8 @@
-"""DagView: the workflow drawn as a layered graph, rendered one visible row at a time."""
+"""DagView: the workflow drawn as a layered graph, rendered one visible row at a time.
+
+The layout itself is headless (:mod:`harness_tui.layout`): this widget picks the box mode for
+its width, paints the rows on screen and keeps a legend on its bottom line(s).
+"""
 
 from __future__ import annotations
 
@@ -17,15 +21,28 @@ from textual.strip import Strip
 
 from ...engine.diff import DiffKind
 from ...engine.events import Status
-from ..dag_layout import DOWN, LEFT, NODE_HEIGHT, NODE_WIDTH, RIGHT, UP, DagLayout, NodeBox
+from ...layout import (
+    ARROW,
+    BUCKET,
+    FULL_NAME_WIDTH,
+    DagLayout,
+    Mode,
+    NodeBox,
+    Routing,
+    box_text,
+    fit_name_width,
+    label,
+    layout_height,
+    layout_width,
+    line_chars,
+    line_masks,
+    place,
+)
 from ..glyphs import BREAKPOINT, NEXT
 from ..looks import KIND_LOOKS, STATUS_LOOKS, component_classes, component_tcss, status_name
 
-BOX = {
-    UP | DOWN: "│", LEFT | RIGHT: "─", RIGHT | DOWN: "┌", LEFT | DOWN: "┐", RIGHT | UP: "└",
-    LEFT | UP: "┘", LEFT | RIGHT | DOWN: "┬", LEFT | RIGHT | UP: "┴", UP | DOWN | RIGHT: "├",
-    UP | DOWN | LEFT: "┤", UP | DOWN | LEFT | RIGHT: "┼", LEFT: "─", RIGHT: "─", UP: "│", DOWN: "│",
-}  # fmt: skip
+LEGEND_LINES = 2
+"""At most this many rows of legend (one in panes under 14 rows, none under 4)."""
 
 
 class DagView(ScrollView, can_focus=True):
@@ -51,6 +68,7 @@ class DagView(ScrollView, can_focus=True):
         "dag-view--lineage",
         "dag-view--breakpoint",
         "dag-view--next",
+        "dag-view--legend",
         *component_classes("dag-view", STATUS_LOOKS),
         *component_classes("dag-view", KIND_LOOKS),
     }
@@ -70,7 +88,9 @@ class DagView(ScrollView, can_focus=True):
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
+        self.routing: Routing | None = None
         self.layout_ = DagLayout()
+        self.chosen_mode: Mode | None = None  # None: full if it fits, else compact
         self._depends_on: Mapping[str, Collection[str]] = {}
         self._dependents: Mapping[str, Collection[str]] = {}
         self.status_of: Callable[[str], Status | None] = lambda task: None
@@ -78,27 +98,73 @@ class DagView(ScrollView, can_focus=True):
         self.next_task: str | None = None
         self.marks: Mapping[str, DiffKind] = {}
         self._lineage: set[str] = set()
-        self._lit: list[tuple[str, int, int, int]] = []
+        self._lit = DagLayout()  # the lineage's runs, indexed like the layout's
+        self._legend: list[list[tuple[str, str]]] = []
 
     def show(
         self,
-        layout: DagLayout,
+        routing: Routing | None,
         depends_on: Mapping[str, Collection[str]],
         dependents: Mapping[str, Collection[str]],
     ) -> None:
-        """Draw a new graph."""
-        self.layout_ = layout
+        """Draw a new graph (``routing`` from :func:`harness_tui.layout.route_dag`)."""
+        self.routing = routing
         self._depends_on = depends_on
         self._dependents = dependents
-        self.virtual_size = Size(layout.width + 1, layout.height)
+        self.layout_ = DagLayout()
+        self._relayout()
         self.selected = None
         self._lineage = set()
-        self._lit = []
+        self._lit = DagLayout()
         self.refresh()
+
+    @property
+    def mode(self) -> Mode:
+        """How boxes are drawn now."""
+        return self.layout_.mode
+
+    def toggle_mode(self) -> Mode:
+        """Switch between compact and full boxes (the choice then sticks)."""
+        self.chosen_mode = Mode.FULL if self.mode is Mode.COMPACT else Mode.COMPACT
+        self._relayout()
+        self.watch_selected(self.selected)
+        return self.mode
+
+    def _relayout(self) -> None:
+        """Lay the routing out for the chosen mode (or the one that fits) and this width."""
+        routing = self.routing
+        self._legend = self._legend_items()
+        available = self.scrollable_content_region.width or self.size.width
+        if routing is None or not routing.position:
+            layout = DagLayout()
+        else:
+            rows = self.scrollable_content_region.height - self.legend_rows
+            fits = available <= 0 or (
+                layout_width(routing, Mode.FULL, FULL_NAME_WIDTH) <= available
+                and layout_height(routing, Mode.FULL) <= rows
+            )
+            mode = self.chosen_mode or (Mode.FULL if fits else Mode.COMPACT)
+            names = FULL_NAME_WIDTH
+            if mode is Mode.COMPACT and available > 0:
+                names = fit_name_width(routing, mode, available)
+            if self.layout_.boxes and (mode, names) == (self.layout_.mode, self.layout_.name_width):
+                return
+            layout = place(routing, mode, names)
+        self.layout_ = layout
+        self._size_to_fit()
+
+    def _size_to_fit(self) -> None:
+        legend = len(self._legend_lines(self.size.width))
+        self.virtual_size = Size(self.layout_.width, self.layout_.height + legend)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._relayout()
+        self._size_to_fit()
+        self.reveal(self.selected)
 
     def watch_selected(self, task: str | None) -> None:
         self._lineage = set()
-        self._lit = []
+        self._lit = DagLayout()
         if task is not None and task in self.layout_.boxes:
             upstream = self._walk(task, self._depends_on) | {task}
             downstream = self._walk(task, self._dependents) | {task}
@@ -107,19 +173,23 @@ class DagView(ScrollView, can_focus=True):
                 if (edge.source in upstream and edge.target in upstream) or (
                     edge.source in downstream and edge.target in downstream
                 ):
-                    self._lit.extend(pieces)
-            box = self.layout_.boxes[task]
-            self.scroll_to_region(
-                Region(box.x - 2, box.y - 1, NODE_WIDTH + 4, NODE_HEIGHT + 2), animate=False
-            )
+                    for kind, where, start, end in pieces:
+                        if kind == "h":
+                            self._lit.horizontal[where].append((start, end))
+                        else:
+                            for bucket in range(start // BUCKET, end // BUCKET + 1):
+                                self._lit.vertical[bucket].append((where, start, end))
+            self.reveal(task)
         self.refresh()
 
     def reveal(self, task: str | None) -> None:
         """Scroll so that ``task`` is on screen (without selecting it)."""
         box = self.layout_.boxes.get(task or "")
         if box is not None:
-            region = Region(box.x - 2, box.y - 1, NODE_WIDTH + 4, NODE_HEIGHT + 2)
-            self.scroll_to_region(region, animate=False)
+            # Taller by the legend's rows, so that the legend never covers the box.
+            below = 1 + self.legend_rows
+            region = Region(box.x - 2, box.y - 1, box.width + 4, box.height + 1 + below)
+            self.scroll_to_region(region, animate=False, immediate=True)
 
     @staticmethod
     def _walk(start: str, links: Mapping[str, Collection[str]]) -> set[str]:
@@ -172,80 +242,115 @@ class DagView(ScrollView, can_focus=True):
     # -- drawing ----------------------------------------------------------------------------
 
     def render_line(self, y: int) -> Strip:
-        scroll_x, scroll_y = self.scroll_offset
         width = self.scrollable_content_region.width
+        base = self.rich_style
+        legend = self._legend_lines(width)
+        index = y - (self.scrollable_content_region.height - len(legend))
+        if 0 <= index < len(legend):
+            return self._legend_strip(legend[index], width, base)
+        scroll_x, scroll_y = self.scroll_offset
         row = y + int(scroll_y)
         x0 = int(scroll_x)
-        base = self.rich_style
         layout = self.layout_
         if row >= layout.height or width <= 0:
             return Strip.blank(width, base)
-        masks = [0] * width
-        lit = [False] * width
-        for start, end in layout.horizontal.get(row, ()):
-            self._paint_h(masks, x0, width, start, end)
-        for x, top, bottom in layout.vertical_at(row):
-            if x0 <= x < x0 + width:
-                masks[x - x0] |= (UP if row > top else 0) | (DOWN if row < bottom else 0)
-        for kind, where, start, end in self._lit:
-            if kind == "h" and where == row:
-                for x in range(max(start, x0), min(end, x0 + width - 1) + 1):
-                    lit[x - x0] = True
-            elif kind == "v" and start <= row <= end and x0 <= where < x0 + width:
-                lit[where - x0] = True
-        chars = [BOX.get(m, " ") if m else " " for m in masks]
-        for x in layout.arrows.get(row, ()):
-            if x0 <= x < x0 + width:
-                chars[x - x0] = "▶"
+        chars = line_chars(layout, row, x0, width)
+        lit = [mask != 0 for mask in line_masks(self._lit, row, x0, width)]
         edge_style = base + self.get_component_rich_style("dag-view--edge")
         lit_style = base + self.get_component_rich_style("dag-view--edge-lit")
         styles: list[Style] = [lit_style if lit[i] else edge_style for i in range(width)]
         for box in layout.rows.get(row, ()):
-            if box.x + NODE_WIDTH > x0 and box.x < x0 + width:
-                self._paint_box(chars, styles, box, row - box.y, x0, width, base)
+            if box.right > x0 and box.x < x0 + width:
+                self._paint_box(chars, styles, box, row - box.y, x0, base)
         return Strip(_segments(chars, styles), width)
 
-    @staticmethod
-    def _paint_h(masks: list[int], x0: int, width: int, start: int, end: int) -> None:
-        for x in range(max(start, x0), min(end, x0 + width - 1) + 1):
-            masks[x - x0] |= (LEFT if x > start else 0) | (RIGHT if x < end else 0)
-
-    def _paint_box(
-        self, chars: list[str], styles: list[Style], box: NodeBox, line: int, x0: int,
-        width: int, base: Style,
-    ) -> None:  # fmt: skip
-        task = box.task
-        status = self.status_of(task)
-        style = base + self.get_component_rich_style(f"dag-view--{status_name(status)}")
+    def _box_style(self, task: str, base: Style) -> Style:
+        style = base + self.get_component_rich_style(
+            f"dag-view--{status_name(self.status_of(task))}"
+        )
         mark = self.marks.get(task)
         if mark:
             style += self.get_component_rich_style(f"dag-view--{mark}")
-        if task in self._lineage:
-            style += self.get_component_rich_style("dag-view--lineage")
-        if task == self.next_task:
-            style += self.get_component_rich_style("dag-view--next")
-        if task == self.selected:
-            style += self.get_component_rich_style("dag-view--selected")
-        inner = NODE_WIDTH - 2
-        if line == 0:
-            text = "╭" + "─" * inner + "╮"
-        elif line == NODE_HEIGHT - 1:
-            text = "╰" + "─" * inner + "╯"
-        else:
-            lead = NEXT if task == self.next_task else " "
-            label = f"{lead}{STATUS_LOOKS[status].glyph} {task}"
-            if len(label) > inner:
-                label = label[: inner - 1] + "…"
-            text = "│" + label.ljust(inner) + "│"
-        breakpoint_style = None
-        if line == 1 and task in self.breakpoints:
-            text = BREAKPOINT + text[1:]
-            breakpoint_style = base + self.get_component_rich_style("dag-view--breakpoint")
+        for part, applies in (
+            ("lineage", task in self._lineage),
+            ("next", task == self.next_task),
+            ("selected", task == self.selected),
+        ):
+            if applies:
+                style += self.get_component_rich_style(f"dag-view--{part}")
+        return style
+
+    def _paint_box(
+        self, chars: list[str], styles: list[Style], box: NodeBox, line: int, x0: int, base: Style
+    ) -> None:
+        task = box.task
+        breakpoint_ = task in self.breakpoints
+        lead = BREAKPOINT if breakpoint_ else NEXT if task == self.next_task else " "
+        glyph = STATUS_LOOKS[self.status_of(task)].glyph
+        layout = self.layout_
+        text = box_text(
+            box, line, label(task, lead, glyph, layout.name_width, layout.mode), layout.mode
+        )
+        style = self._box_style(task, base)
+        # The marker cell: its own column inside the box, never a border or an arrow.
+        marker = 1 if line == box.height // 2 else -1
+        marker_style = base + self.get_component_rich_style("dag-view--breakpoint")
+        width = len(chars)
         for i, char in enumerate(text):
             x = box.x + i - x0
             if 0 <= x < width:
                 chars[x] = char
-                styles[x] = breakpoint_style if (i == 0 and breakpoint_style) else style
+                styles[x] = marker_style if (i == marker and breakpoint_) else style
+
+    # -- legend -----------------------------------------------------------------------------
+
+    def _legend_items(self) -> list[list[tuple[str, str]]]:
+        """Legend entries: each a list of ``(text, component class)`` parts."""
+        items: list[list[tuple[str, str]]] = []
+        if self.marks:
+            items.extend([(kind.value, f"dag-view--{kind.value}")] for kind in KIND_LOOKS)
+        items.append([(NEXT, "dag-view--next"), (" next", "dag-view--legend")])
+        items.append([(BREAKPOINT, "dag-view--breakpoint"), (" breakpoint", "dag-view--legend")])
+        for status, look in STATUS_LOOKS.items():
+            name = status_name(status)
+            items.append(
+                [(look.glyph, f"dag-view--{name}"), (f" {look.label}", "dag-view--legend")]
+            )
+        items.append([(f"─{ARROW}", "dag-view--edge"), (" feeds", "dag-view--legend")])
+        items.append([("┼", "dag-view--edge"), (" crossing", "dag-view--legend")])
+        return items
+
+    @property
+    def legend_rows(self) -> int:
+        """How many of the pane's bottom rows the legend takes."""
+        return len(self._legend_lines(self.scrollable_content_region.width))
+
+    def _legend_lines(self, width: int) -> list[list[list[tuple[str, str]]]]:
+        """The legend wrapped to ``width``, at most :data:`LEGEND_LINES` lines."""
+        height = self.scrollable_content_region.height
+        if width <= 0 or height < 4 or self.routing is None or not self.routing.position:
+            return []
+        most = LEGEND_LINES if height >= 14 else 1
+        lines: list[list[list[tuple[str, str]]]] = [[]]
+        used = 0
+        for item in self._legend:
+            size = sum(len(text) for text, _ in item) + 2
+            if used + size > width and lines[-1]:
+                if len(lines) == most:
+                    break
+                lines.append([])
+                used = 0
+            lines[-1].append(item)
+            used += size
+        return lines
+
+    def _legend_strip(self, items: list[list[tuple[str, str]]], width: int, base: Style) -> Strip:
+        segments = []
+        for item in items:
+            for text, part in item:
+                segments.append(Segment(text, base + self.get_component_rich_style(part)))
+            segments.append(Segment("  ", base))
+        return Strip(segments).crop_extend(0, width, base)
 
 
 def _segments(chars: list[str], styles: list[Style]) -> list[Segment]:

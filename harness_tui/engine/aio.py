@@ -1,0 +1,80 @@
+"""``async def`` tasks: awaited on one event loop the harness owns, in its own daemon thread
+(never the caller's or the app's loop), so coroutines of parallel tasks overlap. A timeout or a
+stop cancels the coroutine for real (``CancelledError`` inside it)."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import functools
+import inspect
+import threading
+import traceback as tb
+from collections.abc import Callable, Coroutine, Mapping
+from typing import Any
+
+from .capture import current, install
+
+__all__ = ["is_async", "run_coroutine"]
+
+_lock = threading.Lock()
+_loop: asyncio.AbstractEventLoop | None = None
+
+
+def is_async(fn: Callable[..., Any]) -> bool:
+    """Whether calling ``fn`` gives a coroutine to await (``async def``, or a partial of one)."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    return inspect.iscoroutinefunction(fn)
+
+
+def _harness_loop() -> asyncio.AbstractEventLoop:
+    """The harness's event loop, started on first use in a daemon thread."""
+    global _loop
+    with _lock:
+        if _loop is None or _loop.is_closed():
+            loop = asyncio.new_event_loop()
+            thread = threading.Thread(target=loop.run_forever, name="harness-asyncio", daemon=True)
+            thread.start()
+            _loop = loop
+        return _loop
+
+
+async def _attempt(
+    fn: Callable[[Mapping[str, Any]], Coroutine[Any, Any, Any]],
+    inputs: Mapping[str, Any],
+    log: Any,
+) -> Any:
+    if log is not None:  # this task's context is its own: the attempt's output goes to log
+        install()
+        current.set(log)
+    return await fn(inputs)
+
+
+def run_coroutine(
+    fn: Callable[[Mapping[str, Any]], Coroutine[Any, Any, Any]],
+    inputs: Mapping[str, Any],
+    log: Any,
+    done: threading.Event,
+) -> tuple[concurrent.futures.Future[Any], Callable[[], tuple[str, Any, Any, Any]]]:
+    """Start one attempt of ``fn`` on the harness loop; ``done`` is set when it ends.
+
+    Returns:
+        The future (``cancel()`` it on a timeout or a stop) and a function that gives the
+        outcome's fields ``(kind, value, error, traceback)`` once ``done`` is set.
+    """
+    future = asyncio.run_coroutine_threadsafe(_attempt(fn, inputs, log), _harness_loop())
+    future.add_done_callback(lambda _: done.set())
+
+    def outcome() -> tuple[str, Any, Any, Any]:
+        if future.cancelled():
+            return ("cancelled", None, None, None)
+        exc = future.exception()
+        if exc is None:
+            return ("ok", future.result(), None, None)
+        if isinstance(exc, asyncio.CancelledError):
+            return ("cancelled", None, None, None)
+        error = {"type": type(exc).__name__, "message": str(exc)}
+        return ("error", None, error, "".join(tb.format_exception(exc)))
+
+    return future, outcome

@@ -1,0 +1,153 @@
+"""Parallel execution keeps the serial trace: dispatch out of order, retire in plan order
+(DESIGN.md "Parallel execution"; issue 15)."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from harness_tui.engine.driver import Driver
+from harness_tui.engine.events import Status
+from harness_tui.engine.graph import TaskGraph, TaskNode, Trigger
+from harness_tui.engine.orchestrator import OnFailure, TaskOrchestrator
+
+TIMEOUT = 0.2
+
+
+def behaviour(inputs: Mapping[str, Any]) -> Any:
+    """A pure function of (params, attempt): how long it takes, whether it fails."""
+    params, attempt = inputs["params"], inputs["task"]["attempt"]
+    if attempt <= params["timeouts"]:
+        time.sleep(5 * TIMEOUT)  # >= 5x the timeout: surely timed out
+        return None
+    time.sleep(params["ms"] / 1000)  # <= 0.1x the timeout
+    if attempt <= params["timeouts"] + params["failures"]:
+        raise ValueError(f"{inputs['task']['name']} failed at attempt {attempt}")
+    return {"seen": sorted(inputs["context"]["results"]), "ms": params["ms"]}
+
+
+async def async_behaviour(inputs: Mapping[str, Any]) -> Any:
+    """:func:`behaviour` as a coroutine (the same outcomes, awaited)."""
+    params, attempt = inputs["params"], inputs["task"]["attempt"]
+    if attempt <= params["timeouts"]:
+        await asyncio.sleep(5 * TIMEOUT)
+        return None
+    await asyncio.sleep(params["ms"] / 1000)
+    if attempt <= params["timeouts"] + params["failures"]:
+        raise ValueError(f"{inputs['task']['name']} failed at attempt {attempt}")
+    return {"seen": sorted(inputs["context"]["results"]), "ms": params["ms"]}
+
+
+def rescue(inputs: Mapping[str, Any]) -> Any:
+    return {"fallback": inputs["task"]["name"]}
+
+
+@st.composite
+def graphs(draw: st.DrawFn) -> tuple[TaskGraph, OnFailure]:
+    count = draw(st.integers(2, 8))
+    nodes = []
+    for i in range(count):
+        deps = draw(st.sets(st.integers(0, i - 1), max_size=min(i, 3))) if i else set()
+        params = {
+            "ms": draw(st.integers(0, 20)),
+            "timeouts": draw(st.sampled_from([0, 0, 0, 0, 1])),
+            "failures": draw(st.sampled_from([0, 0, 1, 2])),
+        }
+        nodes.append(
+            TaskNode(
+                f"t{i}",
+                behaviour,
+                depends_on=tuple(f"t{d}" for d in sorted(deps)),
+                max_retries=draw(st.integers(0, 2)),
+                timeout_seconds=TIMEOUT,
+                fallback=rescue if draw(st.booleans()) else None,
+                when=(lambda s: True) if draw(st.integers(0, 4)) else (lambda s: False),
+                trigger=draw(st.sampled_from(list(Trigger))),
+                params=params,
+            )
+        )
+    return TaskGraph.from_nodes(nodes), draw(st.sampled_from(list(OnFailure)))
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(graphs())
+def test_any_worker_count_and_async_tasks_give_the_serial_trace_and_digest(
+    case: tuple[TaskGraph, OnFailure],
+) -> None:
+    graph, on_failure = case
+    coroutines = TaskGraph.from_nodes(
+        dataclasses.replace(node, fn=async_behaviour) for node in graph.nodes.values()
+    )
+    runs = [
+        TaskOrchestrator(tasks, on_failure=on_failure, workers=workers).start({}).run_to_end()
+        for tasks, workers in ((graph, 1), (graph, 2), (graph, 8), (coroutines, 1),
+                               (coroutines, 8))
+    ]  # fmt: skip
+    serial = runs[0]
+    for run in runs[1:]:
+        assert run.canonical_trace() == serial.canonical_trace()
+        assert run.digests() == serial.digests()
+        assert run.status is serial.status
+
+
+def test_workers_run_tasks_at_once_and_retire_them_in_plan_order() -> None:
+    started = threading.Barrier(4, timeout=5)
+
+    def meet(inputs: Mapping[str, Any]) -> int:
+        started.wait()  # only returns when four tasks are running at the same time
+        return 1
+
+    graph = TaskGraph.from_nodes([TaskNode(f"t{i}", meet) for i in range(4)])
+    run = TaskOrchestrator(graph, workers=4).start({}).run_to_end()
+    assert run.status.value == "succeeded"
+    assert [e.seq for e in run.events] == list(range(8))
+    assert [e.task for e in run.events if e.status is Status.SUCCEEDED] == list(run.plan.names)
+
+
+def test_a_breakpoint_holds_dispatch_at_its_plan_index() -> None:
+    ran: list[str] = []
+
+    def note(inputs: Mapping[str, Any]) -> str:
+        ran.append(inputs["task"]["name"])
+        return "ok"
+
+    graph = TaskGraph.from_nodes([TaskNode(f"t{i}", note) for i in range(6)])
+    run = TaskOrchestrator(graph, workers=4).start({})
+    held = run.plan.names[3]
+    stop = Driver(run, breakpoints={held}).continue_()
+    assert stop.task == held and run.cursor == 3
+    time.sleep(0.05)  # nothing at or after the breakpoint started meanwhile
+    assert sorted(ran) == sorted(run.plan.names[:3])
+    Driver(run, breakpoints={held}).continue_()
+    assert run.finished and sorted(ran) == sorted(run.plan.names)
+
+
+def test_a_stop_mode_failure_abandons_later_work_as_serial_records_it() -> None:
+    release = threading.Event()
+
+    def slow(inputs: Mapping[str, Any]) -> int:
+        release.wait(5)
+        return 1
+
+    def boom(inputs: Mapping[str, Any]) -> int:
+        raise RuntimeError("boom")
+
+    cleanup = TaskNode("cleanup", lambda i: "clean", depends_on=("a",), trigger=Trigger.ALL_DONE)
+    nodes = [TaskNode("a", boom), TaskNode("b", slow), TaskNode("c", slow), cleanup]
+    graph = TaskGraph.from_nodes(nodes)
+    serial = TaskOrchestrator(graph).start({})
+    release.set()
+    serial.run_to_end()
+    release.clear()
+    parallel = TaskOrchestrator(graph, workers=4).start({})
+    threading.Timer(0.3, release.set).start()
+    parallel.run_to_end()
+    assert parallel.canonical_trace() == serial.canonical_trace()
+    assert parallel.task_status("cleanup") is Status.SUCCEEDED
