@@ -157,7 +157,9 @@ def _sigint_workflow(tmp_path: Path) -> Path:
     return path
 
 
-def _interrupt(args: list[str], marker: Path) -> tuple[int, str]:
+def _interrupt(args: list[str], marker: Path, presses: int = 1) -> tuple[int, str]:
+    """Run the command, press Ctrl+C ``presses`` times once ``marker`` exists: its exit
+    code and stderr."""
     process = subprocess.Popen(
         [sys.executable, "-m", "harness_tui", *args],
         stdout=subprocess.DEVNULL,
@@ -165,7 +167,9 @@ def _interrupt(args: list[str], marker: Path) -> tuple[int, str]:
         text=True,
     )
     _wait_for(marker, process)
-    process.send_signal(signal.SIGINT)
+    for _ in range(presses):
+        process.send_signal(signal.SIGINT)
+        time.sleep(0.3 if presses > 1 else 0)
     _, err = process.communicate(timeout=30)
     return process.returncode, err
 
@@ -289,20 +293,11 @@ def test_a_third_ctrl_c_leaves_a_task_that_will_not_stop(tmp_path: Path) -> None
     two presses stop the run (it waits for the task), the third leaves it resumable."""
     workflow = _sigint_workflow(tmp_path)
     marker, store = tmp_path / "started", tmp_path / "runs.sqlite3"
-    args = ["run", str(workflow), "--store", str(store), "--workers", "2"]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "harness_tui", *args],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    _wait_for(marker, process)
     started = time.monotonic()
-    for _ in range(3):
-        process.send_signal(signal.SIGINT)
-        time.sleep(0.3)
-    _, err = process.communicate(timeout=30)
-    assert process.returncode == 130, err
+    code, err = _interrupt(
+        ["run", str(workflow), "--store", str(store), "--workers", "2"], marker, presses=3
+    )
+    assert code == 130, err
     assert time.monotonic() - started < 10  # not the task's 30 s
     assert err.splitlines()[-1].startswith("interrupted; continue with: harness-tui resume ")
     (row,) = runs(store)
