@@ -1,6 +1,7 @@
 """The command line: the only place that prints and picks exit codes.
 
-Exit codes: 0 success, 1 a failed run (or, with ``--exit-code``, a difference), 2 invalid input.
+Exit codes: 0 success, 1 a failed run (or, with ``--exit-code``, a difference), 2 invalid input,
+130 a run stopped by Ctrl+C.
 Heavy imports (rich, textual, the records layer) are deferred into the commands that need them
 so that ``validate`` and ``plan`` start fast.
 """

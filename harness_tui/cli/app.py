@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
+import threading
+from typing import NoReturn
 
 import click
 
@@ -148,4 +152,24 @@ def main() -> None:
         cli(standalone_mode=True)
     except KeyboardInterrupt:  # pragma: no cover - interactive
         echo("interrupted", err=True)
-        sys.exit(130)
+        _exit(130)
+    except SystemExit as done:
+        if done.code is not None and not isinstance(done.code, int):
+            raise
+        _exit(done.code or 0)
+
+
+def _exit(code: int) -> NoReturn:
+    """Exit now, even when a task left a non-daemon thread running: the run is recorded and
+    its export written, and a task's thread does not get to hold the command open."""
+    stray = [
+        thread
+        for thread in threading.enumerate()
+        if not thread.daemon and thread is not threading.main_thread() and thread.is_alive()
+    ]
+    if not stray:
+        sys.exit(code)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)

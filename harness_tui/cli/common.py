@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
     from ..workflow.loader import Workflow
 
-EXIT_OK, EXIT_FAILED, EXIT_INVALID = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 # One line of an error never runs longer than this, whatever value it quotes.

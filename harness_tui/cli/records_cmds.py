@@ -5,9 +5,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import sys
+import threading
 from collections.abc import Iterator
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -16,6 +18,7 @@ from ..engine.untrusted import shown, visible
 from .app import cli
 from .common import (
     EXIT_FAILED,
+    EXIT_INTERRUPTED,
     EXIT_OK,
     die,
     echo,
@@ -62,24 +65,47 @@ def _open_store(path: str | None, create: bool = False) -> RunStore:
     """The store at ``path`` (default: the user's). Reading commands never create one."""
     from ..records.store import RunStore, default_store_path
 
-    return RunStore(path or default_store_path(), create=create)
+    return _warn_damage(RunStore(path or default_store_path(), create=create))
+
+
+def _warn_damage(store: RunStore) -> RunStore:
+    if store.damage:
+        echo(f"warning: {store.damage}", err=True)
+    return store
+
+
+def _export_target(target: str | None) -> str | None:
+    """Check where the export goes before the run starts, as an absolute path (a task that
+    changes directory must not move it); one line and exit 2 if it cannot be written."""
+    if not target or target == "-":
+        return target
+    from ..records.export import check_target
+
+    return str(check_target(target))
 
 
 def _write_export(record: RunRecord, target: str, fmt: str) -> None:
     from ..records.chrome import chrome_trace
-    from ..records.export import atomic_write
+    from ..records.export import MAX_EXPORT_BYTES, atomic_write
 
     text = record.to_text() if fmt == "harness-run" else json.dumps(chrome_trace(record)) + "\n"
     if target == "-":
         echo_json_text(text, nl=False)
         return
     try:
-        atomic_write(target, text)
+        atomic_write(target, text, MAX_EXPORT_BYTES if fmt == "harness-run" else None)
     except OSError as exc:
         die(f"cannot write {target}: {exc.strerror}")
     echo(f"exported: {target}", err=True)
 
 
+isolation_option = click.option(
+    "--isolation",
+    type=click.Choice(["in-process", "process"]),
+    default=None,
+    help="process: every task in a child process (contains os._exit, closed descriptors, "
+    "blocked signals, hangs); in-process: none; default: as each task's workflow says.",
+)
 logs_option = click.option(
     "--logs",
     "show_logs",
@@ -163,7 +189,10 @@ def _finish(live: LiveRun, quiet: bool, export_to: str | None, fmt: str, redact:
         _summary(live)
     if export_to:
         _write_export(live.export(redact=[k for k in redact.split(",") if k]), export_to, fmt)
-    sys.exit(EXIT_OK if live.run.status is RunStatus.SUCCEEDED else EXIT_FAILED)
+    status = live.run.status
+    if status is RunStatus.CANCELLED:
+        sys.exit(EXIT_INTERRUPTED)
+    sys.exit(EXIT_OK if status is RunStatus.SUCCEEDED else EXIT_FAILED)
 
 
 @cli.command()
@@ -178,6 +207,7 @@ def _finish(live: LiveRun, quiet: bool, export_to: str | None, fmt: str, redact:
 )
 @redact_option
 @logs_option
+@isolation_option
 @workers_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
 def run(
@@ -190,6 +220,7 @@ def run(
     jsonl_path: str | None,
     redact: str,
     show_logs: bool,
+    isolation: str | None,
     workers: int,
     quiet: bool,
 ) -> None:
@@ -198,8 +229,9 @@ def run(
 
     workflow = load_or_die(file)
     value = parse_payload(payload, workflow.payload)
+    export_to = _export_target(export_to)
     store = None if no_store else _open_store(store_path, create=True)
-    live = LiveRun.start(workflow, value, store=store, workers=workers)
+    live = LiveRun.start(workflow, value, store=store, isolation=isolation, workers=workers)
     run_id = live.ensure_recorded()
     if run_id and not quiet:
         echo(f"run id: {run_id}", err=True)
@@ -220,10 +252,6 @@ def run(
         live.run.add_listener(write_line)
     try:
         _drive(live, quiet, show_logs)
-    except KeyboardInterrupt:
-        if run_id:
-            echo(f"interrupted; continue with: harness-tui resume {run_id}", err=True)
-        sys.exit(130)
     finally:
         if jsonl:
             with contextlib.suppress(OSError):  # a failed write was reported below already
@@ -235,16 +263,62 @@ def run(
 
 def _drive(live: LiveRun, quiet: bool, show_logs: bool = False) -> None:
     """Drive the run to its end (stdout kept clean), with the task logs on stderr when
-    ``show_logs``."""
+    ``show_logs``. Ctrl+C stops the run into its cleanups (DESIGN.md "Stop and cleanup"): it
+    ends ``cancelled``, recorded and exported like any other end."""
     lines = _LogLines() if show_logs else None
     if lines is not None:
         live.run.add_log_listener(lines)
     try:
-        with _stdout_kept_clean():
-            _drive_with_progress(live, quiet or show_logs)
+        with _stdout_kept_clean(), _ctrl_c_stops(live):
+            for _ in range(_STOPS + 1):
+                try:
+                    _drive_with_progress(live, quiet or show_logs)
+                    return
+                except KeyboardInterrupt:  # it came between two tasks, not inside one
+                    live.driver.cancel()
+            _leave_now(live)
     finally:
         if lines is not None:
             lines.flush()
+
+
+_STOPS = 2
+"""Ctrl+C presses that stop the run in order (the second cancels the cleanups too). The next
+one leaves at once, for a task that will not stop: the run stays ``interrupted``, resumable,
+as after a kill (every finished task is committed)."""
+
+
+def _leave_now(live: LiveRun) -> NoReturn:
+    if live.run_id:
+        echo(f"interrupted; continue with: harness-tui resume {live.run_id}", err=True)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(EXIT_INTERRUPTED)  # not sys.exit: a task still running must not hold us
+
+
+@contextlib.contextmanager
+def _ctrl_c_stops(live: LiveRun) -> Iterator[None]:
+    """While the run is driven, SIGINT stops it (:meth:`LiveRun.interrupt`) instead of
+    unwinding the command from wherever the main thread happens to be."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    presses = 0
+
+    def on_sigint(signum: int, frame: object) -> None:
+        nonlocal presses
+        presses += 1
+        if presses > _STOPS:
+            _leave_now(live)
+        live.interrupt()
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _drive_with_progress(live: LiveRun, quiet: bool) -> None:
@@ -354,6 +428,7 @@ def _runs_table(rows: list[dict[str, Any]], title: str) -> Table:
 @store_option
 def export(run_id: str, file: str, fmt: str, redact: str, store_path: str | None) -> None:
     """Export a stored run to a JSON file (written atomically)."""
+    file = _export_target(file) or file
     store = _open_store(store_path)
     _write_export(store.export(run_id, redact=[k for k in redact.split(",") if k]), file, fmt)
 
@@ -369,6 +444,7 @@ def export(run_id: str, file: str, fmt: str, redact: str, store_path: str | None
     "another host before the lease expired). Make sure nothing else is running it.",
 )
 @logs_option
+@isolation_option
 @workers_option
 def resume(
     run_id: str,
@@ -376,15 +452,17 @@ def resume(
     export_to: str | None,
     force: bool,
     show_logs: bool,
+    isolation: str | None,
     workers: int,
 ) -> None:
     """Continue a stored run (interrupted or abandoned) from its last committed task."""
     from ..records.live import LiveRun
     from ..records.store import RunStore, default_store_path
 
+    export_to = _export_target(export_to)
     # Never create a store (a mistyped path is an error), but write to the one found.
-    store = RunStore(store_path or default_store_path(), create=False, write=True)
-    live = LiveRun.resume(store, run_id, force=force)
+    store = _warn_damage(RunStore(store_path or default_store_path(), create=False, write=True))
+    live = LiveRun.resume(store, run_id, force=force, isolation=isolation)
     the_run = live.run
     the_run.set_workers(workers)
     if the_run.finished:

@@ -7,7 +7,7 @@ import click
 from ..engine.untrusted import shown
 from .app import cli
 from .common import die, echo, load_or_die
-from .records_cmds import _drive, _finish, _open_store, store_option
+from .records_cmds import _drive, _export_target, _finish, _open_store, store_option
 
 
 @cli.command()
@@ -42,6 +42,7 @@ def rerun(
 
     if payload is not None:
         die("--payload: a re-run uses the record's payload; run the workflow to change it")
+    export_to = _export_target(export_to)
     if file_kind(run) is FileKind.EXPORT:
         record = RunRecord.read(run)
     else:

@@ -34,6 +34,7 @@ __all__ = [
     "current",
     "install",
     "truncation_mark",
+    "utf8_safe",
 ]
 
 DEFAULT_LOG_LIMIT = 1024 * 1024
@@ -41,6 +42,16 @@ DEFAULT_LOG_LIMIT = 1024 * 1024
 
 LogListener = Callable[[str, int, str], None]
 """Called with ``(task, attempt, text)`` for every piece of captured text, as it is written."""
+
+
+def utf8_safe(text: str) -> str:
+    """``text`` with lone surrogates written as ``\\udXXX`` escapes: they cannot be stored,
+    exported or printed as UTF-8, and a task's print must not break the run's recording."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
 
 
 def truncation_mark(limit: int) -> str:
@@ -106,6 +117,8 @@ class LogBuffer:
 
     def write(self, text: str) -> None:
         """Keep ``text`` (up to the limit); after :meth:`close`, pass it to the spill buffer."""
+        if not text.isascii():
+            text = utf8_safe(text)
         if self.closed:
             if self.spill is not None:
                 self.spill.write(text)

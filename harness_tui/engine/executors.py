@@ -32,7 +32,7 @@ from typing import Any, NamedTuple, Protocol
 
 from .aio import is_async, run_coroutine
 from .canonical import loads
-from .capture import AttemptLog, LogBuffer, current, install
+from .capture import AttemptLog, LogBuffer, current, install, utf8_safe
 from .clock import Clock
 from .events import Status, TraceEvent
 
@@ -96,8 +96,23 @@ class Executor(Protocol):
 
 
 def error_of(exc: BaseException) -> dict[str, str]:
-    """The canonical ``{"type", "message"}`` of an exception."""
-    return {"type": type(exc).__name__, "message": str(exc)}
+    """The canonical ``{"type", "message"}`` of an exception, even one whose ``__str__``
+    raises or holds a lone surrogate."""
+    try:
+        message = str(exc)
+    except Exception as inner:
+        message = f"<str() of the exception raised {type(inner).__name__}>"
+    return {"type": utf8_safe(type(exc).__name__), "message": utf8_safe(message)}
+
+
+INTERRUPTED = Outcome(
+    "cancelled",
+    error={
+        "type": "KeyboardInterrupt",
+        "message": "interrupted (Ctrl+C, or the task raised KeyboardInterrupt)",
+    },
+)
+"""A ``KeyboardInterrupt`` in an attempt: the run stops as when the user stops it."""
 
 
 _tuple_new = tuple.__new__
@@ -118,11 +133,29 @@ def _captured(
 
 
 def _call(fn: Callable[[Mapping[str, Any]], Any], inputs: Mapping[str, Any]) -> Outcome:
-    """The one place user code is called."""
+    """The one place user code is called. Whatever the task raises is its failure, data for
+    the trace: ``SystemExit`` and a bare ``BaseException`` too. Ctrl+C (``KeyboardInterrupt``)
+    stops the run instead, and a timeout's own exception goes on to the timer's owner."""
     try:
         return _tuple_new(Outcome, ("ok", fn(inputs), None, None))
-    except Exception as exc:  # a task's failure is data for the trace, not our crash
-        return Outcome("error", error=error_of(exc), traceback=tb.format_exc())
+    except _AttemptTimeout:
+        raise
+    except KeyboardInterrupt:
+        return INTERRUPTED
+    except BaseException as exc:
+        return Outcome("error", error=error_of(exc), traceback=traceback_of(exc))
+
+
+def traceback_of(exc: BaseException) -> str:
+    """The formatted traceback of a task's exception, from the task's own frame on (the
+    harness's frame that called it is noise, and moves whenever this file changes)."""
+    frames = exc.__traceback__
+    if frames is not None and frames.tb_next is not None:
+        frames = frames.tb_next
+    try:
+        return utf8_safe("".join(tb.format_exception(type(exc), exc, frames)))
+    except Exception as inner:  # a hostile exception may break formatting too
+        return f"<the traceback could not be formatted: {type(inner).__name__}>"
 
 
 class _Job:
@@ -148,7 +181,10 @@ class _Worker:
             job = self.jobs.get()
             if job is None:
                 return
-            outcome = _captured(job.call.fn, job.call.inputs, job.call.log)
+            try:
+                outcome = _captured(job.call.fn, job.call.inputs, job.call.log)
+            except BaseException as exc:  # never leave the run waiting on a dead worker
+                outcome = Outcome("error", error=error_of(exc))
             if not job.cancelled:
                 job.outcome = outcome
             job.done.set()
@@ -158,8 +194,16 @@ class _AttemptTimeout(BaseException):
     """Raised by the SIGALRM handler; a BaseException so ``except Exception`` lets it through."""
 
 
+_REPEAT_SECONDS = 0.05
+"""After the first alarm the timer repeats, so a task that swallows the timeout's exception
+(``except BaseException``) and goes on is interrupted again, not waited for."""
+
+_alarm = {"armed": False}
+
+
 def _on_alarm(signum: int, frame: object) -> None:
-    raise _AttemptTimeout
+    if _alarm["armed"]:  # a late alarm after the attempt ended is ignored
+        raise _AttemptTimeout
 
 
 def _signal_timeouts_available() -> bool:
@@ -170,6 +214,16 @@ def _signal_timeouts_available() -> bool:
         return False
     handler = signal.getsignal(signal.SIGALRM)
     return handler in (signal.SIG_DFL, _on_alarm)
+
+
+_TIMED_OUT = Outcome("timeout")
+
+
+def _unblock_alarm() -> None:
+    """A task that blocked SIGALRM must not disable the timeouts of every later attempt (checked
+    only after a timeout: a system call per attempt would cost the hot path)."""
+    if signal.SIGALRM in signal.pthread_sigmask(signal.SIG_BLOCK, ()):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, (signal.SIGALRM,))
 
 
 class SerialExecutor:
@@ -188,7 +242,10 @@ class SerialExecutor:
         self.timeouts = timeouts
         self._worker: _Worker | None = None
         self._current: _Job | None = None
-        self._lock = threading.Lock()
+        # Reentrant: Ctrl+C's handler cancels on the main thread, which may hold it already.
+        self._lock = threading.RLock()
+        self.running_inline = False
+        """True while an attempt runs on the calling thread (see :meth:`interrupt`)."""
 
     def execute(self, call: AttemptCall, clock: Clock) -> Outcome:
         """Run the call directly, under a signal timer, or in the worker thread; an ``async
@@ -196,7 +253,11 @@ class SerialExecutor:
         if is_async(call.fn):
             return self._execute_coroutine(call, clock)
         if call.timeout is None and not self.isolate:
-            return _captured(call.fn, call.inputs, call.log)
+            self.running_inline = True
+            try:
+                return _captured(call.fn, call.inputs, call.log)
+            finally:
+                self.running_inline = False
         if not self.isolate and self.timeouts != "thread" and _signal_timeouts_available():
             return self._execute_with_alarm(call, clock)
         if self.timeouts == "signal" and not self.isolate:
@@ -208,16 +269,22 @@ class SerialExecutor:
         started = clock.now()
         if signal.getsignal(signal.SIGALRM) is not _on_alarm:
             signal.signal(signal.SIGALRM, _on_alarm)
+        self.running_inline = True
         try:
-            signal.setitimer(signal.ITIMER_REAL, call.timeout)
+            _alarm["armed"] = True
+            signal.setitimer(signal.ITIMER_REAL, call.timeout, _REPEAT_SECONDS)
             try:
                 outcome = _captured(call.fn, call.inputs, call.log)
             finally:
+                _alarm["armed"] = False
                 signal.setitimer(signal.ITIMER_REAL, 0)
         except _AttemptTimeout:
-            return Outcome("timeout")
-        if clock.now() - started > call.timeout:
-            return Outcome("timeout")
+            outcome = _TIMED_OUT
+        finally:
+            self.running_inline = False
+        if outcome is _TIMED_OUT or clock.now() - started > call.timeout:
+            _unblock_alarm()  # the task may have blocked SIGALRM (after the alarm came, too)
+            return _TIMED_OUT
         return outcome
 
     def _execute_in_worker(self, call: AttemptCall, clock: Clock) -> Outcome:
@@ -273,6 +340,14 @@ class SerialExecutor:
                 job.cancelled = True
                 job.done.set()
 
+    def interrupt(self) -> None:
+        """Ctrl+C, from the main thread's SIGINT handler: an attempt running on this thread is
+        interrupted (``KeyboardInterrupt``, recorded ``cancelled``); one in the worker thread
+        is abandoned as by :meth:`cancel`."""
+        self.cancel()
+        if self.running_inline:
+            raise KeyboardInterrupt
+
     def close(self) -> None:
         """Let the worker thread end once it is idle."""
         with self._lock:
@@ -323,7 +398,7 @@ class RecordedExecutor:
         if event.status is Status.TIMED_OUT:
             return Outcome("timeout")
         if event.status is Status.CANCELLED:
-            return Outcome("cancelled")
+            return Outcome("cancelled", error=dict(event.error) if event.error else None)
         return Outcome("error", error=dict(event.error or {"type": "Error", "message": ""}))
 
     def cancel(self) -> None:

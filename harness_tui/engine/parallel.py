@@ -247,4 +247,5 @@ def executor_factory(executor: Executor) -> Callable[[], Executor] | None:
             return SerialExecutor(isolate=isolate, timeouts="thread")
 
         return make
-    return None
+    copy: Callable[[], Executor] | None = getattr(executor, "for_thread", None)
+    return copy  # an executor that knows how to copy itself (ProcessExecutor)

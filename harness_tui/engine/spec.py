@@ -7,7 +7,7 @@ from typing import Any
 
 from .graph import TaskNode
 
-__all__ = ["SPEC_FIELDS", "TASK_FIELDS", "task_spec"]
+__all__ = ["DEFAULT_ISOLATION", "SPEC_FIELDS", "TASK_FIELDS", "task_spec"]
 
 
 def _ref(fn: Any, ref: str) -> str | None:
@@ -45,5 +45,8 @@ def task_spec(node: TaskNode) -> dict[str, Any]:
 SPEC_FIELDS: tuple[str, ...] = tuple(task_spec(TaskNode("_")))
 """The spec fields in display and diff order (``with`` is ``TaskNode.params``)."""
 
-TASK_FIELDS: tuple[str, ...] = (*SPEC_FIELDS, "description")
-"""Every field a task sets in a workflow file: the spec fields and free text for people."""
+TASK_FIELDS: tuple[str, ...] = (*SPEC_FIELDS, "isolation", "description")
+"""Every field a task sets in a workflow file: the spec fields, where its attempts run
+(``in-process`` or ``process``: how, not what, so not diffed) and free text for people."""
+
+DEFAULT_ISOLATION = "in-process"

@@ -196,7 +196,7 @@ class StepRunner:
                 Status.CANCELLED,
                 attempt,
                 started_at=started,
-                error={"type": "Cancelled", "message": "stopped by the user"},
+                error=outcome.error or {"type": "Cancelled", "message": "stopped by the user"},
             ).status
         return self._emit(
             step,

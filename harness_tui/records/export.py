@@ -44,20 +44,43 @@ from ..workflow.python_source import python_spec, workflow_from_spec
 from .errors import RecordError
 from .model import FORMAT, FORMAT_VERSION, RunExport
 
-__all__ = ["MAX_EXPORT_BYTES", "FileKind", "RunRecord", "atomic_write", "export_name", "file_kind"]
+__all__ = [
+    "MAX_EXPORT_BYTES",
+    "FileKind",
+    "RunRecord",
+    "atomic_write",
+    "check_target",
+    "export_name",
+    "file_kind",
+]
 
 MAX_EXPORT_BYTES = 256 * 1024 * 1024
 _PACKAGES = ("textual", "rich", "pyyaml", "click", "pydantic", "jmespath")
 
 
-def atomic_write(path: str | Path, text: str) -> None:
-    """Write ``text`` to ``path`` so that readers see the old file or the new one, never half."""
+def atomic_write(path: str | Path, text: str, max_bytes: int | None = None) -> None:
+    """Write ``text`` to ``path`` so that readers see the old file or the new one, never half.
+
+    The file gets the mode a plain ``open`` would give it (``0o666 & ~umask``), not the
+    private mode of the temporary file it is renamed from.
+
+    Raises:
+        RecordError: the text is over ``max_bytes`` (what the reader would refuse).
+        OSError: the file cannot be written.
+    """
+    data = text.encode("utf-8")
+    if max_bytes is not None and len(data) > max_bytes:
+        raise RecordError(
+            f"{path}: the export is {len(data):,} bytes, over the {max_bytes:,}-byte limit of "
+            "the reader: not written"
+        )
     target = Path(path)
     directory = target.resolve().parent
     fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
+        os.fchmod(fd, 0o666 & ~_umask())
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temp, target)
@@ -72,6 +95,45 @@ def atomic_write(path: str | Path, text: str) -> None:
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
+
+
+def _umask() -> int:
+    """The process's umask: read where the system shows it (Linux), else set and restored
+    (which other threads creating files at that instant would see)."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def check_target(path: str | Path) -> Path:
+    """Check, before a run, that an export can be written to ``path``; return it absolute,
+    so that a task that changes directory cannot move it.
+
+    Raises:
+        RecordError: one line saying why not (missing folder, a folder given, read-only).
+    """
+    target = Path(os.path.abspath(path))
+    directory = target.parent
+    if target.is_dir():
+        raise RecordError(f"cannot write {path}: it is a folder")
+    if not directory.is_dir():
+        raise RecordError(f"cannot write {path}: no folder {directory}")
+    if target.exists() and not os.access(target, os.W_OK):
+        raise RecordError(f"cannot write {path}: the file is read-only")
+    try:  # the folder's permissions, a read-only file system or a full disk: try it
+        fd, probe = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    except OSError as exc:
+        raise RecordError(f"cannot write {path}: {exc.strerror}") from None
+    os.close(fd)
+    os.unlink(probe)
+    return target
 
 
 class FileKind(StrEnum):
@@ -329,8 +391,12 @@ class RunRecord:
         return _dump(self.document)
 
     def write(self, path: str | Path) -> Path:
-        """Write the export atomically; return the path."""
-        atomic_write(path, self.to_text())
+        """Write the export atomically; return the path.
+
+        Raises:
+            RecordError: over :data:`MAX_EXPORT_BYTES`, which the reader would refuse.
+        """
+        atomic_write(path, self.to_text(), MAX_EXPORT_BYTES)
         return Path(path)
 
     # -- reading ----------------------------------------------------------------------------

@@ -126,6 +126,14 @@ class KeptExecutor:
     def cancel(self) -> None:
         self.live.cancel()
 
+    def interrupt(self) -> None:
+        """Ctrl+C: as the live executor takes it (a replayed attempt runs no code to stop)."""
+        interrupt = getattr(self.live, "interrupt", None)
+        if interrupt is None:
+            self.live.cancel()
+        else:
+            interrupt()
+
 
 class ForkClock:
     """The system clock, except that waits between a kept task's replayed attempts are

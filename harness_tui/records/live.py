@@ -13,9 +13,11 @@ from ..engine.canonical import loads
 from ..engine.clock import Clock
 from ..engine.driver import Driver, Stop
 from ..engine.events import FAILURE_STATUSES, RunStatus, Status
-from ..engine.executors import Executor
+from ..engine.executors import Executor, RecordedExecutor, SerialExecutor
+from ..engine.isolation import PROCESS
 from ..engine.orchestrator import Run, TaskOrchestrator
 from ..engine.resume import ResumeError
+from ..engine.spec import DEFAULT_ISOLATION as IN_PROCESS
 from ..workflow.loader import Workflow
 from .errors import StoreError
 from .export import RunRecord
@@ -48,6 +50,23 @@ class RunSummary:
     @property
     def succeeded(self) -> bool:
         return self.status == RunStatus.SUCCEEDED
+
+
+def _asks_for_process(workflow: Workflow) -> bool:
+    return any(
+        getattr(node.fn, "isolation", None) == PROCESS for node in workflow.graph.nodes.values()
+    )
+
+
+def _isolating(executor: Executor | None, isolation: str | None) -> Executor:
+    """``executor`` wrapped so that isolated tasks (or all, for ``process``) run in a child."""
+    from ..engine.isolation import ProcessExecutor
+    from ..workflow.isolated import COMMAND
+
+    if isinstance(executor, RecordedExecutor):
+        return executor  # a replay runs no code, in this process or any other (I6)
+    inner = executor if executor is not None else SerialExecutor()
+    return ProcessExecutor(inner, COMMAND, everything=isolation == PROCESS)
 
 
 class LiveRun:
@@ -90,10 +109,18 @@ class LiveRun:
         store: RunStore | None = None,
         executor: Executor | None = None,
         clock: Clock | None = None,
+        isolation: str | None = None,
         workers: int = 1,
     ) -> LiveRun:
         """A new run of ``workflow`` for ``payload``, positioned before its first task, run
-        by ``workers`` threads."""
+        by ``workers`` threads.
+
+        Args:
+            isolation: ``process`` runs every task in a child process, ``in-process`` none;
+                by default only the tasks whose workflow says ``isolation: process`` do.
+        """
+        if (_asks_for_process(workflow) and isolation != IN_PROCESS) or isolation == PROCESS:
+            executor = _isolating(executor, isolation)
         orchestrator = TaskOrchestrator(
             workflow.graph,
             executor=executor,
@@ -115,9 +142,16 @@ class LiveRun:
         """A new run re-running ``fork.task`` and its descendants with ``executor``, the
         other tasks replayed from the record (see :mod:`.fork`); its export records what it
         was forked from."""
+        if _asks_for_process(fork.workflow):  # the re-run tasks; the kept ones run nowhere
+            executor = _isolating(executor, None)
         kept = fork.executor(executor)
         live = cls.start(
-            fork.workflow, fork.payload, store=store, executor=kept, clock=ForkClock(kept, clock)
+            fork.workflow,
+            fork.payload,
+            store=store,
+            executor=kept,
+            clock=ForkClock(kept, clock),
+            isolation=IN_PROCESS,
         )
         live.forked_from = fork.forked_from
         return live
@@ -131,6 +165,7 @@ class LiveRun:
         executor: Executor | None = None,
         clock: Clock | None = None,
         force: bool = False,
+        isolation: str | None = None,
     ) -> LiveRun:
         """A stored run, ready to go on where it stopped (recording goes on too).
 
@@ -140,11 +175,14 @@ class LiveRun:
 
         Args:
             force: take the run over even when its lease still looks live.
+            isolation: as for :meth:`start`.
 
         Raises:
             StoreError: unknown run, still running elsewhere, or an unusable store.
             ResumeError: the stored events do not fit the stored workflow.
         """
+        if isolation != IN_PROCESS:
+            executor = _isolating(executor, isolation)
         try:
             workflow, run = store.resume(
                 run_id, executor=executor, clock=clock, attach=False, force=force
@@ -197,6 +235,16 @@ class LiveRun:
         if self.run.finished:
             self._record_end()
         return stop
+
+    def interrupt(self) -> None:
+        """Ctrl+C, called from the main thread's SIGINT handler: stop the run as the user's
+        stop does (cleanups still run; a second Ctrl+C cancels them too). An attempt running
+        on this very thread is interrupted by the ``KeyboardInterrupt`` this raises, which its
+        executor records as ``cancelled``."""
+        self.driver.cancel()
+        interrupt = getattr(self.run.orchestrator.executor, "interrupt", None)
+        if interrupt is not None:
+            interrupt()
 
     def abandon(self) -> None:
         """Leave an unfinished run behind: the store marks it ``abandoned`` (resumable)."""

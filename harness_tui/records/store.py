@@ -24,19 +24,27 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ..engine.capture import UNATTRIBUTED, AttemptLog
 from ..engine.clock import Clock
-from ..engine.events import RunStatus, TraceEvent
+from ..engine.events import RunStatus, Status, TraceEvent
 from ..engine.executors import Executor
 from ..engine.orchestrator import RetiredStep, Run, TaskOrchestrator
+from ..engine.resume import ResumeError
 from ..workflow.errors import WorkflowError
 from ..workflow.loader import Workflow, parse_workflow
-from .errors import StoreError
+from ..workflow.python_source import (
+    is_python_ref,
+    load_python,
+    spec_of_source,
+    workflow_from_spec,
+)
+from .errors import RecordError, StoreError
 from .export import RunRecord
+from .wal import check_wal, keep_copy
 
 __all__ = ["MIGRATIONS", "RunStore", "StoreError", "StoredRun", "default_store_path"]
 
@@ -197,6 +205,33 @@ def _lease_live(owner: str | None, until: float | None) -> bool:
     return until is not None and until > time.time()
 
 
+def _rollback(db: sqlite3.Connection) -> None:
+    """Roll back if a transaction is still open: SQLite has already rolled back after a full
+    disk or an I/O error, and a second ROLLBACK would hide that cause behind its own error."""
+    if db.in_transaction:
+        db.execute("ROLLBACK")
+
+
+def _holder(owner: str | None) -> str:
+    """A lease owner as people read it: ``process 1234 on host``."""
+    if not owner:
+        return "another process"
+    host, pid, _ = _owner_parts(owner)
+    return f"process {pid} on {host}"
+
+
+@contextmanager
+def _damage_is_one_line(run_id: str) -> Iterator[None]:
+    """Stored rows that no longer parse (a damaged or hand-edited store) are one line."""
+    try:
+        yield
+    except (ValueError, KeyError, TypeError) as exc:
+        if isinstance(exc, RecordError | ResumeError):
+            raise
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise StoreError(f"run {run_id}: the stored run is damaged: {first}") from None
+
+
 def _writable(path: Path) -> bool:
     """Whether the store file and its folder (where SQLite keeps its -wal and -shm) can be
     written by this process."""
@@ -224,7 +259,32 @@ class StoredRun:
     tasks_done: int
     tasks_total: int
     logs: dict[tuple[str, int], AttemptLog] = field(default_factory=dict)
+    lease_owner: str | None = None
     forked_from: tuple[str, str] | None = None
+
+
+def _stored_workflow(
+    source: str, path: str, base: str | None, events: list[TraceEvent]
+) -> Workflow:
+    """A stored run's workflow, importing nothing: a workflow file parsed, or a Python-defined
+    one rebuilt from its code-free spec (conditions from the stored trace)."""
+    spec = spec_of_source(source)
+    if spec is not None:
+        skipped = {e.task for e in events if e.status is Status.SKIPPED}
+        return workflow_from_spec(spec, path, skipped)
+    return parse_workflow(source, path, base=Path(base) if base else None)
+
+
+def _python_for_resume(stored: StoredRun) -> Workflow:
+    """The Python-defined workflow of a stored run, imported again to run its tasks; refused
+    when its code-free spec (code digest included) no longer matches the stored one."""
+    current = load_python(stored.workflow.path)
+    if current.digest != stored.workflow.digest:
+        raise StoreError(
+            f"run {stored.id}: {stored.workflow.path} changed since the run was recorded "
+            "(its spec or module differs); re-run it instead of resuming"
+        )
+    return current
 
 
 def _fork_of(text: str) -> tuple[str, str] | None:
@@ -257,10 +317,14 @@ class RunStore:
 
     def __init__(self, path: str | Path, *, create: bool = True, write: bool | None = None) -> None:
         self.path = Path(path)
+        self.damage: str | None = None
+        """Damage found before opening (a write-ahead log SQLite would silently cut short),
+        with where a copy of it is kept; the store opens with what SQLite can recover."""
         writable = create if write is None else write
         if self.path.exists():
             if self.path.is_file() and self.path.stat().st_size == 0:
                 raise StoreError(f"{self.path}: an empty file is not a run store")
+            self._check_wal()
         elif not create:
             raise StoreError(f"{self.path}: no run store there (nothing was recorded)")
         else:
@@ -275,6 +339,17 @@ class RunStore:
             except BaseException:
                 self._db.close()
                 raise
+
+    def _check_wal(self) -> None:
+        wal = self.path.with_name(self.path.name + "-wal")
+        try:
+            problem = check_wal(wal)
+            if problem is None:
+                return
+            copy = keep_copy(wal)
+        except OSError as exc:
+            raise StoreError(f"{self.path}: cannot check its write-ahead log: {exc}") from None
+        self.damage = f"{self.path}: {problem}; a copy is kept in {copy.name}"
 
     def _connect(self, writable: bool) -> sqlite3.Connection:
         if writable:
@@ -354,7 +429,7 @@ class RunStore:
             try:
                 yield self._db
             except BaseException:
-                self._db.execute("ROLLBACK")
+                _rollback(self._db)
                 raise
             self._db.execute("COMMIT")
 
@@ -457,11 +532,24 @@ class RunStore:
                         [(run_id, task, n, log.text, log.truncated) for n, log in retired.logs],
                     )
             except BaseException:
-                db.execute("ROLLBACK")
+                _rollback(db)
                 raise
             db.execute("COMMIT")
+        except sqlite3.IntegrityError:
+            raise StoreError(
+                f"run {run_id} is recorded by {_holder(self._owner(run_id))} now; this "
+                "process stopped recording it"
+            ) from None
         except sqlite3.Error as exc:
             raise StoreError(f"{self.path}: cannot record a task: {exc}") from None
+
+    def _owner(self, run_id: str) -> str | None:
+        try:
+            row = self._db.execute("SELECT lease_owner FROM runs WHERE id = ?", (run_id,))
+            found = row.fetchone()
+        except sqlite3.Error:
+            return None
+        return str(found[0]) if found and found[0] else None
 
     def _renew(self, run_id: str, until: float) -> None:
         with self._transaction() as db:
@@ -540,7 +628,42 @@ class RunStore:
             if row is None:
                 raise StoreError(f"no run {run_id!r} in {self.path}")
             path, base, source, payload_text, status, done, total, owner, until, fork = row
-            events = [
+            events = self._events(run_id)
+            outputs = dict(
+                self._db.execute("SELECT task, text FROM outputs WHERE run_id = ?", (run_id,))
+            )
+            logs = {
+                (task, attempt): AttemptLog(text, bool(truncated))
+                for task, attempt, text, truncated in self._db.execute(
+                    "SELECT task, attempt, text, truncated FROM logs WHERE run_id = ?", (run_id,)
+                )
+            }
+        try:
+            workflow = _stored_workflow(source, path, base, events)
+        except WorkflowError as exc:
+            raise StoreError(
+                f"run {run_id}: stored workflow is invalid: {exc.problems[0]}"
+            ) from None
+        status = effective_status(status, owner, until)
+        forked_from = None if fork is None else _fork_of(fork)
+        return StoredRun(
+            run_id,
+            workflow,
+            payload_text,
+            events,
+            outputs,
+            status,
+            done,
+            total,
+            logs,
+            lease_owner=owner,
+            forked_from=forked_from,
+        )
+
+    def _events(self, run_id: str) -> list[TraceEvent]:
+        """A run's stored events, with their timings, worker and traceback."""
+        with _damage_is_one_line(run_id):
+            return [
                 TraceEvent.from_dicts(
                     json.loads(canonical),
                     {
@@ -552,31 +675,11 @@ class RunStore:
                     },
                 )
                 for canonical, started, ended, tb, wall, worker in self._db.execute(
-                    "SELECT canonical, started_at, ended_at, traceback, wall, worker FROM events "
-                    "WHERE run_id = ? ORDER BY seq",
+                    "SELECT canonical, started_at, ended_at, traceback, wall, worker "
+                    "FROM events WHERE run_id = ? ORDER BY seq",
                     (run_id,),
                 )
             ]
-            outputs = dict(
-                self._db.execute("SELECT task, text FROM outputs WHERE run_id = ?", (run_id,))
-            )
-            logs = {
-                (task, attempt): AttemptLog(text, bool(truncated))
-                for task, attempt, text, truncated in self._db.execute(
-                    "SELECT task, attempt, text, truncated FROM logs WHERE run_id = ?", (run_id,)
-                )
-            }
-        try:
-            workflow = parse_workflow(source, path, base=Path(base) if base else None)
-        except WorkflowError as exc:
-            raise StoreError(
-                f"run {run_id}: stored workflow is invalid: {exc.problems[0]}"
-            ) from None
-        status = effective_status(status, owner, until)
-        forked_from = None if fork is None else _fork_of(fork)
-        return StoredRun(
-            run_id, workflow, payload_text, events, outputs, status, done, total, logs, forked_from
-        )
 
     def _restore(
         self, stored: StoredRun, executor: Executor | None = None, clock: Clock | None = None
@@ -588,7 +691,9 @@ class RunStore:
             clock=clock,
             on_failure=stored.workflow.on_failure,
         )
-        run = orchestrator.resume(json.loads(stored.payload_text), stored.events, stored.outputs)
+        with _damage_is_one_line(stored.id):
+            payload = json.loads(stored.payload_text)
+            run = orchestrator.resume(payload, stored.events, stored.outputs)
         run.load_logs(stored.logs)
         return run
 
@@ -614,9 +719,12 @@ class RunStore:
             ResumeError: the stored events do not fit the stored workflow.
         """
         stored = self.load(run_id)
+        if is_python_ref(stored.workflow.path):  # resuming runs code: import it again
+            stored = replace(stored, workflow=_python_for_resume(stored))
         if stored.status == "running" and not force:
             raise StoreError(
-                f"run {run_id} is still running (held by a live process); --force takes it over"
+                f"run {run_id} is still running: {_holder(stored.lease_owner)} holds its lease; "
+                "--force takes it over"
             )
         run = self._restore(stored, executor, clock)
         if stored.status in RESUMABLE or stored.status == "running":
@@ -643,14 +751,14 @@ class RunStore:
             now = effective_status(status, owner, until) if status is not None else None
             changed = count != len(stored.events) or now in FINISHED or now is None
             if changed or (now != stored.status and not force):
-                raise StoreError(f"run {stored.id} is being resumed by another process")
+                raise StoreError(f"run {stored.id} was taken by {_holder(owner)} meanwhile")
             taken = db.execute(
                 "UPDATE runs SET status = 'running', lease_owner = ?, lease_until = ? "
                 "WHERE id = ? AND status = ? AND lease_owner IS ?",
                 (lease_owner(), time.time() + LEASE_SECONDS, stored.id, status, owner),
             ).rowcount
             if taken != 1:
-                raise StoreError(f"run {stored.id} is being resumed by another process")
+                raise StoreError(f"run {stored.id} was taken by {_holder(owner)} meanwhile")
 
     def export(self, run_id: str, redact: Iterable[str] = ()) -> RunRecord:
         """A stored run as an export (no code runs), with ``redact``'s keys redacted."""

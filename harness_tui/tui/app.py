@@ -147,6 +147,8 @@ def create_app(
             store = RunStore(store_path)
         except RecordError as exc:
             problem = f"runs are not recorded: {exc}"
+        else:
+            problem = store.damage  # recorded all the same, in what SQLite could recover
 
     def app(session: Session | None, error: OpenError | None = None) -> HarnessApp:
         return HarnessApp(session, error, clock=clock, store=store, store_problem=problem)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..engine.events import FAILURE_STATUSES, Status, TraceEvent
-from ..engine.spec import TASK_FIELDS
+from ..engine.spec import DEFAULT_ISOLATION, TASK_FIELDS
 from .looks import status_name
 from .session import Session
 
@@ -19,6 +19,8 @@ def task_sections(session: Session, task: str) -> tuple[str, list[tuple[str, Any
     graph = session.workflow.graph
     given = session.workflow.specs.get(task, {})
     spec = {name: given[name] for name in TASK_FIELDS if name in given}
+    if spec.get("isolation") == DEFAULT_ISOLATION:
+        del spec["isolation"]  # shown only when the task asks for a process
     when_at = f"as of event {session.position}" if session.view_seq is not None else "now"
     ancestors = sorted(graph.ancestors(task), key=run.plan.index_of.__getitem__)
     seen = {name: snapshot.output(name) for name in ancestors if snapshot.has_output(name)}

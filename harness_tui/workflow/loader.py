@@ -22,7 +22,7 @@ from ..engine.canonical import CanonicalError, check_json
 from ..engine.diff import PlanDiff, plan_diff
 from ..engine.graph import GraphError, TaskGraph, TaskNode, Trigger
 from ..engine.orchestrator import OnFailure
-from ..engine.spec import task_spec
+from ..engine.spec import DEFAULT_ISOLATION, task_spec
 from ..engine.untrusted import quoted
 from .builtins import builtin_problem, jmespath_message
 from .errors import Problem, WorkflowError
@@ -258,15 +258,18 @@ class _Builder:
             when = None
             if task.when is not None:
                 when = self._condition(task.when, (*at, "when"))
+            isolation = task.isolation or defaults.isolation
             nodes.append(
                 TaskNode(
                     name=str(name),
-                    fn=LazyCallable(task.run, self.base),
+                    fn=LazyCallable(task.run, self.base, isolation),
                     depends_on=tuple(task.depends_on),
                     max_retries=_pick(task.max_retries, defaults.max_retries),
                     timeout_seconds=_pick(task.timeout_seconds, defaults.timeout_seconds),
                     retry_interval=_pick(task.retry_interval, defaults.retry_interval),
-                    fallback=LazyCallable(task.fallback, self.base) if task.fallback else None,
+                    fallback=(
+                        LazyCallable(task.fallback, self.base, isolation) if task.fallback else None
+                    ),
                     when=when,
                     trigger=Trigger(task.trigger),
                     params=task.with_,
@@ -310,6 +313,7 @@ class _Builder:
             **task_spec(node),
             "depends_on": list(node.depends_on),
             "retry_interval": node.retry_interval,
+            "isolation": getattr(node.fn, "isolation", DEFAULT_ISOLATION),
             "description": node.description,
         }
 

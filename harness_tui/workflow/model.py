@@ -24,6 +24,13 @@ Ref = Annotated[
 ]
 
 
+Isolation = Literal["in-process", "process"]
+_ISOLATION = (
+    "in-process (default) or process: each attempt in a child process, which contains "
+    "os._exit, closed file descriptors, blocked signals and hangs (a timeout kills it)."
+)
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
 
@@ -34,6 +41,7 @@ class Defaults(_Strict):
     max_retries: NonNegativeInt = Field(0, description="Retries after the first attempt.")
     retry_interval: NonNegativeSeconds = Field(0.0, description="Fixed seconds between attempts.")
     timeout_seconds: PositiveSeconds | None = Field(None, description="Limit for one attempt.")
+    isolation: Isolation = Field("in-process", description=_ISOLATION)
 
 
 class TaskSpec(_Strict):
@@ -50,6 +58,7 @@ class TaskSpec(_Strict):
     )
     timeout_seconds: PositiveSeconds | None = Field(None, description="Limit for one attempt.")
     fallback: Ref | None = Field(None, description="Produces the output when every attempt failed.")
+    isolation: Isolation | None = Field(None, description=_ISOLATION)
     when: str | None = Field(
         None,
         description=(

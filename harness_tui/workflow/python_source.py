@@ -39,6 +39,7 @@ __all__ = [
     "load_python",
     "python_spec",
     "spec_of",
+    "spec_of_source",
     "workflow_from_spec",
 ]
 
@@ -144,11 +145,17 @@ def _build(module: Any, attr: str, spec: str) -> Harness | TaskGraph:
 
 def python_spec(workflow: Workflow) -> dict[str, Any] | None:
     """The code-free spec of a Python-defined workflow (what its export embeds), or None
-    for a workflow file (whose source is YAML, which no spec's canonical JSON text is)."""
-    if not workflow.source.startswith('{"'):
+    for a workflow file."""
+    return spec_of_source(workflow.source)
+
+
+def spec_of_source(source: str) -> dict[str, Any] | None:
+    """The spec a Python-defined workflow's source is, or None for YAML (which no spec's
+    canonical JSON text is)."""
+    if not source.startswith('{"'):
         return None
     try:
-        spec = json.loads(workflow.source)
+        spec = json.loads(source)
     except ValueError:
         return None
     return spec if isinstance(spec, dict) and spec.get("format") == SPEC_FORMAT else None

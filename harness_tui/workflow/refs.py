@@ -51,13 +51,16 @@ class LazyCallable:
     Args:
         ref: the reference text.
         base: the workflow file's folder, searched before ``sys.path``.
+        isolation: ``in-process`` or ``process`` (run by a child process: see
+            :mod:`harness_tui.engine.isolation`).
     """
 
-    __slots__ = ("_fn", "base", "ref")
+    __slots__ = ("_fn", "base", "isolation", "ref")
 
-    def __init__(self, ref: str, base: Path | None) -> None:
+    def __init__(self, ref: str, base: Path | None, isolation: str = "in-process") -> None:
         self.ref = ref
         self.base = base
+        self.isolation = isolation
         self._fn: Callable[[Mapping[str, Any]], Any] | None = None
 
     def __repr__(self) -> str:

@@ -66,7 +66,8 @@ def test_of_two_processes_resuming_one_run_only_one_takes_it(
         return stored
 
     monkeypatch.setattr(RunStore, "load", load_then_lose_the_race)
-    with pytest.raises(StoreError, match=f"run {run_id} is being resumed by another process"):
+    holder = f"process {os.getpid()} on {socket.gethostname()}"
+    with pytest.raises(StoreError, match=f"run {run_id} was taken by {holder} meanwhile"):
         LiveRun.resume(second, run_id, clock=FakeClock())
     assert status(path)[0] == "running"  # held by the first
 

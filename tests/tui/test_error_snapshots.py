@@ -24,11 +24,11 @@ FRAME = re.compile(r'File "[^"]*?([^"/\\]+)", line \d+')
 CARETS = re.compile(r"\s*[~^]+\s*")
 
 
-def portable_format_exc() -> str:
+def portable_format_exception(*args: Any) -> list[str]:
     """The real traceback without what differs between machines and Python versions: folders,
     line numbers, and the caret lines some versions draw under a call."""
-    text = FRAME.sub(r'File ".../\1", line N', traceback.format_exc())
-    return "\n".join(line for line in text.split("\n") if not CARETS.fullmatch(line))
+    text = FRAME.sub(r'File ".../\1", line N', "".join(traceback.format_exception(*args)))
+    return ["\n".join(line for line in text.split("\n") if not CARETS.fullmatch(line))]
 
 
 @pytest.fixture(autouse=True)
@@ -37,7 +37,9 @@ def _repo_cwd(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_full_traceback_after_a_failure(snap_compare: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(executors, "tb", SimpleNamespace(format_exc=portable_format_exc))
+    monkeypatch.setattr(
+        executors, "tb", SimpleNamespace(format_exception=portable_format_exception)
+    )
 
     async def run_before(pilot: Pilot[Any]) -> None:
         await pilot.press("c")

@@ -195,3 +195,23 @@ def test_jsonl_lines_keep_the_canonical_event_and_add_meta(tmp_path: Path) -> No
     assert second["meta"]["output_digest"] == second["output_digest"]
     canonical = {k: v for k, v in second.items() if k != "meta"}
     assert lines[1].startswith(json.dumps(canonical, separators=(",", ":"), sort_keys=True)[:-1])
+
+
+def test_a_stored_python_run_exports_and_resumes(tmp_path: Path) -> None:
+    from harness_tui.records.live import LiveRun
+    from harness_tui.records.store import RunStore
+    from harness_tui.workflow.python_source import load_python
+
+    store = RunStore(tmp_path / "runs.sqlite3")
+    workflow = load_python(PY_DEMO)
+    live = LiveRun.start(workflow, workflow.payload, store=store)
+    live.drive(single=True)
+    live.abandon()  # left after one task, as a closed workbench leaves it
+    assert live.run_id is not None
+    code, _, err = harness("resume", live.run_id, "--store", str(tmp_path / "runs.sqlite3"))
+    assert code == 0, err
+    record = store.export(live.run_id)
+    assert record.document["spec"]["name"] == "user_profile"
+    whole = tmp_path / "whole.json"
+    assert harness("run", PY_DEMO, "--no-store", "-q", "--export", str(whole))[0] == 0
+    assert record.digests == RunRecord.read(whole).digests

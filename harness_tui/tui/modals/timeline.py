@@ -15,7 +15,6 @@ from textual.widgets import Label, Static
 from ...engine.events import Status, TraceEvent
 from ...records.timeline import Span, attempt_spans
 from ..sanitize import visible
-from ..widgets.status_styles import status_styles
 
 POLL_SECONDS = 0.5
 NAME_WIDTH = 24
@@ -64,7 +63,9 @@ def timeline_text(
 
 
 class TimelineModal(ModalScreen[None]):
-    """The run's timeline. ``events`` gives the trace to draw (called again while live)."""
+    """The run's timeline. ``events`` gives the trace to draw (called again while live);
+    ``styles`` the Rich style of each status (the theme's, from the caller: modals do not
+    import widgets)."""
 
     BINDINGS = [Binding("escape,q", "close", "Close", id="timeline-close")]
 
@@ -74,8 +75,10 @@ class TimelineModal(ModalScreen[None]):
         events: Callable[[], Sequence[TraceEvent]],
         now: Callable[[], float] | None,
         selected: str | None,
+        styles: dict[Status | None, str],
     ) -> None:
         super().__init__()
+        self.status_styles = styles
         self.names = list(names)
         self.events = events
         self.now = now
@@ -99,8 +102,7 @@ class TimelineModal(ModalScreen[None]):
         bars = self.query_one("#timeline-bars", Static)
         room = self.query_one(VerticalScroll).scrollable_content_region.width
         width = max(room - NAME_WIDTH - 2, 10)
-        styles = status_styles(self.app)
-        bars.update(timeline_text(self.names, spans, width, styles, self.selected))
+        bars.update(timeline_text(self.names, spans, width, self.status_styles, self.selected))
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -4,11 +4,15 @@ logged, ``T`` the run's timeline (a mixin of
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from textual.screen import Screen
 
+from ...engine.events import TraceEvent
 from ..modals.logs import LogsModal
 from ..modals.timeline import TimelineModal
 from ..session import Session
+from ..widgets.status_styles import status_styles
 
 
 class LogActions(Screen[None]):
@@ -32,9 +36,11 @@ class LogActions(Screen[None]):
         if session is None:
             return
         run, record = session.run, session.record
+        styles = status_styles(self.app)
+        events: Callable[[], Sequence[TraceEvent]]
         if record is not None:  # replay: the times the run really had, not the replay's
-            modal = TimelineModal(run.plan.names, lambda: record.events, None, self.selected)
+            events, now = (lambda: record.events), None
         else:
-            now = None if run.finished else run.clock.wall
-            modal = TimelineModal(run.plan.names, lambda: run.events, now, self.selected)
+            events, now = (lambda: run.events), (None if run.finished else run.clock.wall)
+        modal = TimelineModal(run.plan.names, events, now, self.selected, styles)
         self.app.push_screen(modal)

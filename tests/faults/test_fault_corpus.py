@@ -1,0 +1,304 @@
+"""The fault corpus: each way a task can misbehave, run through ``harness-tui run`` and
+``resume`` in a subprocess, with the final state the harness must reach. The ``mode`` column
+names the isolation that contains the fault (``process`` for what in-process cannot)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+
+CORPUS = Path(__file__).resolve().parent / "corpus"
+
+
+class Fault(NamedTuple):
+    name: str
+    mode: str  # "in-process" or "process"
+    status: str  # the faulty task's final status
+    error: str | None  # its error type
+    run_status: str
+    exit_code: int
+    seconds: float  # the run must end well within this
+
+
+FAULTS = [
+    Fault("exit_zero", "in-process", "failed", "SystemExit", "failed", 1, 10),
+    Fault("exit_three", "in-process", "failed", "SystemExit", "failed", 1, 10),
+    Fault("base_exception", "in-process", "failed", "BaseException", "failed", 1, 10),
+    Fault("unprintable", "in-process", "failed", "_Unprintable", "failed", 1, 10),
+    Fault("lone_surrogate", "in-process", "failed", "OutputNotJSON", "failed", 1, 10),
+    Fault("swallow_timeout", "in-process", "timed_out", "Timeout", "failed", 1, 10),
+    Fault("stray_thread", "in-process", "succeeded", None, "succeeded", 0, 10),
+    Fault(
+        "keyboard_interrupt", "in-process", "cancelled", "KeyboardInterrupt", "cancelled", 130, 10
+    ),
+    # What in-process cannot contain: the task's own process ends, or ignores the timeout.
+    Fault("hard_exit", "process", "failed", "ProcessExited", "failed", 1, 10),
+    Fault("close_fds", "process", "succeeded", None, "succeeded", 0, 10),
+    Fault("block_alarm", "process", "timed_out", "Timeout", "failed", 1, 10),
+    Fault("hang", "process", "timed_out", "Timeout", "failed", 1, 10),
+    # The in-process faults end the same way in a child process.
+    Fault("exit_three", "process", "failed", "SystemExit", "failed", 1, 10),
+    Fault("unprintable", "process", "failed", "_Unprintable", "failed", 1, 10),
+    Fault("lone_surrogate", "process", "failed", "OutputNotJSON", "failed", 1, 10),
+    Fault("stray_thread", "process", "succeeded", None, "succeeded", 0, 10),
+    Fault("keyboard_interrupt", "process", "cancelled", "KeyboardInterrupt", "cancelled", 130, 10),
+]
+
+
+def harness(*args: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(  # type: ignore[call-overload,no-any-return]
+        [sys.executable, "-m", "harness_tui", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        **kwargs,
+    )
+
+
+def final_events(export: Path) -> dict[str, dict[str, object]]:
+    document = json.loads(export.read_text(encoding="utf-8"))
+    return {event["task"]: event for event in document["trace"]}
+
+
+def runs(store: Path) -> list[dict[str, object]]:
+    listed = harness("runs", "--store", str(store), "--json")
+    assert listed.returncode == 0, listed.stderr
+    return json.loads(listed.stdout)  # type: ignore[no-any-return]
+
+
+def check_end(fault: Fault, export: Path, store: Path) -> None:
+    events = final_events(export)
+    faulty = events["faulty"]
+    assert faulty["status"] == fault.status
+    error = faulty.get("error")
+    assert (error["type"] if isinstance(error, dict) else None) == fault.error
+    assert events["cleanup"]["status"] == "succeeded"  # cleanups always run
+    (row,) = runs(store)
+    assert row["status"] == fault.run_status  # the store knows how it ended
+
+
+@pytest.mark.parametrize("fault", FAULTS, ids=[f"{f.name}-{f.mode}" for f in FAULTS])
+def test_a_faulty_task_ends_the_run_with_a_final_status(fault: Fault, tmp_path: Path) -> None:
+    store, export = tmp_path / "runs.sqlite3", tmp_path / "run.json"
+    args = ["run", str(CORPUS / f"{fault.name}.yaml"), "--store", str(store)]
+    args += ["--export", str(export)]
+    if fault.mode == "process":
+        args += ["--isolation", "process"]
+    started = time.monotonic()
+    result = harness(*args)
+    assert time.monotonic() - started < fault.seconds
+    assert result.returncode == fault.exit_code, result.stderr
+    assert "Traceback" not in result.stderr
+    assert f"fault_{fault.name}: {fault.run_status}" in result.stderr  # the summary
+    check_end(fault, export, store)
+
+
+@pytest.mark.parametrize("fault", FAULTS, ids=[f"{f.name}-{f.mode}" for f in FAULTS])
+def test_a_faulty_task_ends_a_resumed_run_alike(fault: Fault, tmp_path: Path) -> None:
+    """The run is killed before the fault; ``resume`` meets it and ends the run the same way."""
+    store, export, marker = tmp_path / "runs.sqlite3", tmp_path / "run.json", tmp_path / "gate"
+    (row,) = _killed_at(marker, [str(CORPUS / f"{fault.name}.yaml"), "--store", str(store)])
+    args = ["resume", str(row["id"]), "--store", str(store), "--export", str(export)]
+    if fault.mode == "process":
+        args += ["--isolation", "process"]
+    result = harness(*args)
+    assert result.returncode == fault.exit_code, result.stderr
+    assert "Traceback" not in result.stderr
+    check_end(fault, export, store)
+
+
+def _killed_at(marker: Path, args: list[str]) -> list[dict[str, object]]:
+    """``run`` killed once ``marker`` exists (the gate task is running): the stored runs."""
+    killed = subprocess.Popen(
+        [sys.executable, "-m", "harness_tui", "run", *args, "-q"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, "FAULT_GATE": str(marker)},
+    )
+    _wait_for(marker, killed)
+    killed.kill()
+    killed.wait()
+    return runs(Path(args[args.index("--store") + 1]))
+
+
+def _wait_for(marker: Path, process: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 30
+    while not marker.exists():
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+
+
+def _sigint_workflow(tmp_path: Path) -> Path:
+    marker = tmp_path / "started"
+    path = tmp_path / "sigint.yaml"
+    path.write_text(
+        "name: sigint\n"
+        "tasks:\n"
+        "  first: {run: faulty:ok}\n"
+        "  faulty:\n"
+        "    run: faulty:wait_for_sigint\n"
+        "    depends_on: [first]\n"
+        f"    with: {{marker: {json.dumps(str(marker))}}}\n"
+        "  after: {run: faulty:ok, depends_on: [faulty]}\n"
+        "  cleanup: {run: faulty:cleanup, depends_on: [after], trigger: all_done}\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "faulty.py").write_text((CORPUS / "faulty.py").read_text("utf-8"), "utf-8")
+    return path
+
+
+def _interrupt(args: list[str], marker: Path, presses: int = 1) -> tuple[int, str]:
+    """Run the command, press Ctrl+C ``presses`` times once ``marker`` exists: its exit
+    code and stderr."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "harness_tui", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    _wait_for(marker, process)
+    for _ in range(presses):
+        process.send_signal(signal.SIGINT)
+        time.sleep(0.3 if presses > 1 else 0)
+    _, err = process.communicate(timeout=30)
+    return process.returncode, err
+
+
+SIGINT = Fault("sigint", "in-process", "cancelled", "KeyboardInterrupt", "cancelled", 130, 30)
+
+
+@pytest.mark.parametrize("mode", ["in-process", "process"])
+def test_ctrl_c_stops_run_and_resume_alike(tmp_path: Path, mode: str) -> None:
+    """Ctrl+C: the task is cancelled, cleanups run, the run ends ``cancelled`` and recorded,
+    exit 130, in ``run`` and in ``resume`` alike."""
+    workflow = _sigint_workflow(tmp_path)
+    marker, store = tmp_path / "started", tmp_path / "runs.sqlite3"
+    export = tmp_path / "run.json"
+    isolation = ["--isolation", mode]
+    code, err = _interrupt(
+        ["run", str(workflow), "--store", str(store), "--export", str(export), *isolation],
+        marker,
+    )
+    assert code == 130, err
+    assert "Traceback" not in err and "Aborted" not in err
+    check_end(SIGINT, export, store)
+
+    # A run killed in that task, then resumed and interrupted.
+    marker.unlink()
+    (row,) = _killed_at(marker, [str(workflow), "--store", str(tmp_path / "k.db")])
+    marker.unlink()
+    resumed = tmp_path / "resumed.json"
+    code, err = _interrupt(
+        [
+            "resume",
+            str(row["id"]),
+            "--store",
+            str(tmp_path / "k.db"),
+            "--export",
+            str(resumed),
+            *isolation,
+        ],
+        marker,
+    )
+    assert code == 130, err
+    assert "Traceback" not in err and "Aborted" not in err
+    check_end(SIGINT, resumed, tmp_path / "k.db")
+
+
+@pytest.mark.parametrize("where", ["task", "defaults"])
+def test_the_workflow_file_asks_for_a_process(tmp_path: Path, where: str) -> None:
+    """``isolation: process`` on the task or in ``defaults:`` needs no command-line flag."""
+    text = (CORPUS / "hard_exit.yaml").read_text("utf-8")
+    if where == "task":
+        text = text.replace(
+            "run: faulty:hard_exit\n", "run: faulty:hard_exit\n    isolation: process\n"
+        )
+    else:
+        text = text.replace(
+            "on_failure: stop\n", "on_failure: stop\ndefaults: {isolation: process}\n"
+        )
+    workflow = tmp_path / "hard_exit.yaml"
+    workflow.write_text(text, "utf-8")
+    (tmp_path / "faulty.py").write_text((CORPUS / "faulty.py").read_text("utf-8"), "utf-8")
+    store, export = tmp_path / "runs.sqlite3", tmp_path / "run.json"
+    result = harness("run", str(workflow), "--store", str(store), "--export", str(export))
+    assert result.returncode == 1, result.stderr
+    (hard_exit,) = [f for f in FAULTS if f.name == "hard_exit"]
+    check_end(hard_exit, export, store)
+
+
+def test_isolation_never_wraps_a_replay() -> None:
+    """A replay runs no code (I6): not in this process, not in a child either."""
+    from harness_tui.engine.executors import RecordedExecutor
+    from harness_tui.engine.isolation import ProcessExecutor
+    from harness_tui.records.live import LiveRun
+    from harness_tui.workflow.loader import load_workflow
+
+    workflow = load_workflow(str(CORPUS / "hard_exit.yaml"))
+    recorded = RecordedExecutor([], {})
+    replay = LiveRun.start(workflow, {}, executor=recorded, isolation="process")
+    assert replay.run.orchestrator.executor is recorded
+    live = LiveRun.start(workflow, {}, isolation="process")
+    assert isinstance(live.run.orchestrator.executor, ProcessExecutor)
+
+
+def test_the_isolation_mode_is_not_in_the_digest(tmp_path: Path) -> None:
+    """I3: where a task ran changes nothing in the canonical trace or the results."""
+    digests = []
+    for mode in ("in-process", "process"):
+        export = tmp_path / f"{mode}.json"
+        result = harness(
+            "run", str(CORPUS / "stray_thread.yaml"), "--no-store", "-q", "--isolation", mode,
+            "--export", str(export),
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        digests.append(json.loads(export.read_text("utf-8"))["digests"])
+    assert digests[0] == digests[1]
+
+
+def test_a_rerun_isolates_what_it_reruns_and_starts_nothing_it_keeps(tmp_path: Path) -> None:
+    log = tmp_path / "ran.txt"
+    workflow = tmp_path / "where.yaml"
+    workflow.write_text(
+        "name: where\ndefaults: {isolation: process}\ntasks:\n"
+        f"  a: {{run: faulty:where, with: {{log: {json.dumps(str(log))}}}}}\n"
+        f"  b: {{run: faulty:where, depends_on: [a], with: {{log: {json.dumps(str(log))}}}}}\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "faulty.py").write_text((CORPUS / "faulty.py").read_text("utf-8"), "utf-8")
+    first, again = tmp_path / "first.json", tmp_path / "again.json"
+    ran = harness("run", str(workflow), "--no-store", "-q", "--export", str(first))
+    assert ran.returncode == 0, ran.stderr
+    rerun = harness("rerun", str(first), "--from", "b", "--no-store", "-q", "--export", str(again))
+    assert rerun.returncode == 0, rerun.stderr
+    assert log.read_text("utf-8").split() == ["a", "b", "b"]  # a was kept, not run again
+    before = json.loads(first.read_text("utf-8"))["results"]
+    after = json.loads(again.read_text("utf-8"))["results"]
+    assert after["a"] == before["a"]
+    assert after["b"] != os.getpid()  # started by the harness's child, not by this test
+
+
+def test_a_third_ctrl_c_leaves_a_task_that_will_not_stop(tmp_path: Path) -> None:
+    """With --workers the task runs in a pool thread that Ctrl+C cannot interrupt: the first
+    two presses stop the run (it waits for the task), the third leaves it resumable."""
+    workflow = _sigint_workflow(tmp_path)
+    marker, store = tmp_path / "started", tmp_path / "runs.sqlite3"
+    started = time.monotonic()
+    code, err = _interrupt(
+        ["run", str(workflow), "--store", str(store), "--workers", "2"], marker, presses=3
+    )
+    assert code == 130, err
+    assert time.monotonic() - started < 10  # not the task's 30 s
+    assert err.splitlines()[-1].startswith("interrupted; continue with: harness-tui resume ")
+    (row,) = runs(store)
+    assert row["status"] == "interrupted"

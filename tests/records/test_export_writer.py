@@ -1,0 +1,92 @@
+"""The export writer checks its target before a run and refuses what the reader would."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness_tui.records import export as export_module
+from harness_tui.records.errors import RecordError
+from harness_tui.records.export import MAX_EXPORT_BYTES, RunRecord, atomic_write, check_target
+
+CORPUS = Path(__file__).resolve().parents[1] / "faults" / "corpus"
+
+
+def test_files_get_the_mode_of_a_plain_open(tmp_path: Path) -> None:
+    old = os.umask(0o027)
+    try:
+        atomic_write(tmp_path / "a.json", "{}\n")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "a.json").stat().st_mode) == 0o640
+    assert [p.name for p in tmp_path.iterdir()] == ["a.json"]  # no temporary file left
+
+
+def test_what_the_reader_would_refuse_is_not_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with pytest.raises(RecordError, match="over the 10-byte limit of the reader"):
+        atomic_write(tmp_path / "a.json", "x" * 11, max_bytes=10)
+    assert list(tmp_path.iterdir()) == []
+    # RunRecord.write applies the reader's own limit.
+    record = RunRecord.read(next((Path(__file__).parent / "data").glob("**/*.json")))
+    monkeypatch.setattr(export_module, "MAX_EXPORT_BYTES", 100)
+    with pytest.raises(RecordError, match="100-byte limit"):
+        record.write(tmp_path / "b.json")
+    assert MAX_EXPORT_BYTES == 256 * 1024 * 1024
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("missing/run.json", "no folder"),
+        (".", "it is a folder"),
+        ("file/run.json", "no folder"),
+    ],
+)
+def test_a_target_that_cannot_be_written_is_one_line(
+    tmp_path: Path, name: str, message: str
+) -> None:
+    (tmp_path / "file").write_text("", "utf-8")
+    with pytest.raises(RecordError, match=message):
+        check_target(tmp_path / name)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes to read-only folders")
+def test_a_read_only_folder_is_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "ro"
+    folder.mkdir(mode=0o555)
+    with pytest.raises(RecordError, match="cannot write"):
+        check_target(folder / "run.json")
+
+
+def test_run_refuses_a_bad_target_before_running_and_survives_a_chdir(tmp_path: Path) -> None:
+    workflow = tmp_path / "w.yaml"
+    away = tmp_path / "away"
+    away.mkdir()
+    workflow.write_text(
+        "name: moves\ntasks:\n"
+        f"  move: {{run: faulty:chdir_away, with: {{to: {str(away)!r}}}}}\n"
+        "  next: {run: builtin:echo, depends_on: [move]}\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "faulty.py").write_text((CORPUS / "faulty.py").read_text("utf-8"), "utf-8")
+    command = [sys.executable, "-m", "harness_tui", "run", str(workflow), "--no-store", "-q"]
+    bad = subprocess.run(
+        [*command, "--export", "missing/run.json"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert bad.returncode == 2
+    assert bad.stderr.strip().splitlines() == [
+        f"error: cannot write missing/run.json: no folder {tmp_path / 'missing'}"
+    ]
+    good = subprocess.run(
+        [*command, "--export", "run.json"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert good.returncode == 0, good.stderr
+    assert RunRecord.read(tmp_path / "run.json").document["status"] == "succeeded"
+    assert not (away / "run.json").exists()
