@@ -8,7 +8,6 @@ into a predicate.
 from __future__ import annotations
 
 import difflib
-import gc
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -18,28 +17,25 @@ from typing import Any
 import jmespath
 from pydantic import BaseModel, ValidationError
 
-from ..engine.canonical import CanonicalError, check_json
+from ..engine.canonical import CanonicalError, check_json, payload_text
 from ..engine.diff import PlanDiff, plan_diff
 from ..engine.graph import GraphError, TaskGraph, TaskNode, Trigger
 from ..engine.orchestrator import OnFailure
 from ..engine.spec import task_spec
 from .builtins import builtin_problem, jmespath_message
 from .errors import Problem, WorkflowError
+from .limits import Limits, current
 from .model import Defaults, TaskSpec, WorkflowSpec
+from .payload import read_capped
 from .refs import LazyCallable, parse_ref
 from .yamlpos import Located, YamlSyntaxError, compose
 
 __all__ = [
-    "MAX_BYTES",
-    "MAX_TASKS",
     "Workflow",
     "diff_workflows",
     "load_workflow",
     "parse_workflow",
 ]
-
-MAX_BYTES = 5 * 1024 * 1024
-MAX_TASKS = 100_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,53 +93,58 @@ def load_workflow(path: str | Path) -> Workflow:
     """
     shown = str(path)
     file = Path(path)
+    limit = current().file_bytes
+
+    def fail(message: str) -> WorkflowError:
+        return WorkflowError([Problem(shown, 0, 0, message)])
+
     try:
-        size = file.stat().st_size
-    except OSError as exc:
-        raise WorkflowError([Problem(shown, 0, 0, f"cannot read: {exc.strerror}")]) from None
-    if size > MAX_BYTES:
-        raise WorkflowError(
-            [Problem(shown, 0, 0, f"file is {size:,} bytes; the limit is {MAX_BYTES:,}")]
-        )
-    try:
-        text = file.read_text(encoding="utf-8")
+        data = read_capped(file, limit)
+        if data is None:
+            raise fail(f"file is over {limit:,} bytes, the limit")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise WorkflowError([Problem(shown, 0, 0, f"not UTF-8 text: {exc.reason}")]) from None
-    except OSError as exc:
-        raise WorkflowError([Problem(shown, 0, 0, f"cannot read: {exc.strerror}")]) from None
+        raise fail(f"not UTF-8 text: {exc.reason}") from None
+    except OSError as exc:  # NotRegularFileError too: a FIFO or a device is never read
+        raise fail(f"cannot read: {exc.strerror or exc}") from None
+    except ValueError as exc:  # a NUL in the path
+        raise fail(f"cannot read: {exc}") from None
     return parse_workflow(text, shown, base=file.resolve().parent)
 
 
-def parse_workflow(text: str, path: str = "<string>", base: Path | None = None) -> Workflow:
+def parse_workflow(
+    text: str, path: str = "<string>", base: Path | None = None, limits: Limits | None = None
+) -> Workflow:
     """Load a workflow from YAML text.
 
     Args:
         text: the YAML source.
         path: how to name the file in messages.
         base: folder that ``module:function`` references resolve against first.
+        limits: the caps on reading (default: :func:`~harness_tui.workflow.limits.current`).
 
     Raises:
         WorkflowError: every problem, each with ``path:line:col``.
     """
-    if len(text.encode("utf-8")) > MAX_BYTES:
-        raise WorkflowError([Problem(path, 0, 0, f"text exceeds {MAX_BYTES:,} bytes")])
-    # Loading allocates many objects and frees none of them until the end; the cyclic
-    # collector would walk them over and over (a third of the time at 10k tasks).
-    paused = gc.isenabled()
-    gc.disable()
+    limits = limits or current()
+    # Characters first: a UTF-8 byte count is at most four times that, so a short text needs
+    # no encoding to know it is within the cap.
+    if len(text) * 4 > limits.file_bytes and len(text.encode("utf-8", "surrogatepass")) > (
+        limits.file_bytes
+    ):
+        raise WorkflowError([Problem(path, 0, 0, f"text exceeds {limits.file_bytes:,} bytes")])
     try:
-        try:
-            located = compose(text)
-        except YamlSyntaxError as exc:
-            raise WorkflowError([Problem(path, exc.line, exc.column, exc.message)]) from None
-        return _Builder(path, located, text, base).build()
-    finally:
-        if paused:
-            gc.enable()
+        located = compose(text, limits)
+    except YamlSyntaxError as exc:
+        raise WorkflowError([Problem(path, exc.line, exc.column, exc.message)]) from None
+    return _Builder(path, located, text, base, limits).build()
 
 
 class _Builder:
-    def __init__(self, path: str, located: Located, text: str, base: Path | None) -> None:
+    def __init__(
+        self, path: str, located: Located, text: str, base: Path | None, limits: Limits
+    ) -> None:
+        self.limits = limits
         self.path = path
         self.located = located
         self.text = text
@@ -164,18 +165,13 @@ class _Builder:
             self.problem((), "a workflow file is a mapping with at least 'name' and 'tasks'")
             raise WorkflowError(self.problems)
         tasks = data.get("tasks")
-        if isinstance(tasks, dict) and len(tasks) > MAX_TASKS:
-            self.problem(("tasks",), f"{len(tasks):,} tasks; the limit is {MAX_TASKS:,}")
+        if isinstance(tasks, dict) and len(tasks) > self.limits.tasks:
+            self.problem(("tasks",), f"{len(tasks):,} tasks; the limit is {self.limits.tasks:,}")
             raise WorkflowError(self.problems)
         spec = self._validate(data)
         defaults = spec.defaults if spec else self._defaults(data)
-        nodes = self._nodes(tasks if isinstance(tasks, dict) else {}, defaults)
-        payload = data.get("payload", {})
-        if isinstance(payload, dict):
-            try:
-                check_json(payload, "payload")
-            except CanonicalError as exc:
-                self.problem(_split_path(exc.path), f"payload is not JSON: {exc}")
+        nodes = self._nodes(tasks if isinstance(tasks, dict) else {}, defaults, spec)
+        self._check_payload(data.get("payload", {}))
         graph = None
         try:
             graph = TaskGraph.from_nodes(nodes)
@@ -194,6 +190,21 @@ class _Builder:
             on_failure=OnFailure(spec.on_failure),
             specs={node.name: self._effective(node) for node in graph.nodes.values()},
         )
+
+    def _check_payload(self, payload: Any) -> None:
+        if not isinstance(payload, dict):
+            return
+        try:
+            check_json(payload, "payload")
+        except CanonicalError as exc:
+            self.problem(_split_path(exc.path), f"payload is not JSON: {exc}")
+            return
+        size = len(payload_text(payload).encode("utf-8", "surrogatepass"))
+        if size > self.limits.payload_bytes:
+            self.problem(
+                ("payload",),
+                f"payload is {size:,} bytes as JSON; the limit is {self.limits.payload_bytes:,}",
+            )
 
     def _validate(self, data: dict[str, Any]) -> WorkflowSpec | None:
         try:
@@ -230,14 +241,13 @@ class _Builder:
             shown = f" (got {value!r})" if isinstance(value, str | int | float | bool) else ""
             self.problem(loc, f"{where}: {error['msg']}{shown}")
 
-    def _nodes(self, tasks: dict[Any, Any], defaults: Defaults) -> list[TaskNode]:
+    def _nodes(
+        self, tasks: dict[Any, Any], defaults: Defaults, spec: WorkflowSpec | None
+    ) -> list[TaskNode]:
         nodes = []
         for name, raw in tasks.items():
-            if not isinstance(raw, dict):
-                continue
-            try:
-                task = TaskSpec.model_validate(raw)
-            except ValidationError:
+            task = spec.tasks[name] if spec is not None else _task_spec(raw)
+            if task is None:
                 continue  # already reported by the whole-file validation
             at = ("tasks", name)
             for field in ("run", "fallback"):
@@ -332,6 +342,16 @@ class Condition:
         if value is None or value is False:
             return False
         return not (isinstance(value, str | list | dict) and not value)
+
+
+def _task_spec(raw: Any) -> TaskSpec | None:
+    """A task that validates on its own in a file that does not (its problems still count)."""
+    if not isinstance(raw, dict):
+        return None
+    try:
+        return TaskSpec.model_validate(raw)
+    except ValidationError:
+        return None
 
 
 def _pick(own: Any, default: Any) -> Any:
