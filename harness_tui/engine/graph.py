@@ -17,6 +17,8 @@ from .canonical import compute_task_id
 from .errors import HarnessError
 
 __all__ = [
+    "MAX_RETRY_INTERVAL_SECONDS",
+    "MAX_TIMEOUT_SECONDS",
     "CycleError",
     "GraphError",
     "GraphProblem",
@@ -126,6 +128,12 @@ class CycleError(GraphError, RuntimeError):
     article's ``build_plan`` promises."""
 
 
+MAX_TIMEOUT_SECONDS = 7 * 24 * 3600
+"""The longest limit one attempt may have (a week): finite, so a deadline is a number."""
+MAX_RETRY_INTERVAL_SECONDS = 24 * 3600
+"""The longest wait before a retry (a day)."""
+
+
 def _field_problems(node: TaskNode) -> list[GraphProblem]:
     problems = []
 
@@ -140,12 +148,20 @@ def _field_problems(node: TaskNode) -> list[GraphProblem]:
         or node.max_retries < 0
     ):
         bad(f"max_retries must be a non-negative integer, got {node.max_retries!r}")
-    if node.timeout_seconds is not None and not (
-        isinstance(node.timeout_seconds, int | float) and node.timeout_seconds > 0
+    timeout = node.timeout_seconds
+    if timeout is not None and not (
+        isinstance(timeout, int | float) and 0 < timeout <= MAX_TIMEOUT_SECONDS
     ):
-        bad(f"timeout_seconds must be a positive number, got {node.timeout_seconds!r}")
-    if not isinstance(node.retry_interval, int | float) or node.retry_interval < 0:
-        bad(f"retry_interval must be a non-negative number, got {node.retry_interval!r}")
+        bad(
+            f"timeout_seconds must be a number of seconds above 0 and at most "
+            f"{MAX_TIMEOUT_SECONDS:,}, got {timeout!r}"
+        )
+    interval = node.retry_interval
+    if not (isinstance(interval, int | float) and 0 <= interval <= MAX_RETRY_INTERVAL_SECONDS):
+        bad(
+            f"retry_interval must be a number of seconds from 0 to "
+            f"{MAX_RETRY_INTERVAL_SECONDS:,}, got {interval!r}"
+        )
     if not isinstance(node.params, Mapping):
         bad(f"params must be a mapping, got {type(node.params).__name__}")
     return problems

@@ -6,11 +6,15 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .limits import MAX_RETRY_INTERVAL_SECONDS, MAX_TIMEOUT_SECONDS
+
 __all__ = ["Defaults", "TaskSpec", "WorkflowSpec"]
 
 NonNegativeInt = Annotated[int, Field(ge=0, le=1000)]
-NonNegativeSeconds = Annotated[float, Field(ge=0)]
-PositiveSeconds = Annotated[float, Field(gt=0)]
+NonNegativeSeconds = Annotated[
+    float, Field(ge=0, le=MAX_RETRY_INTERVAL_SECONDS, allow_inf_nan=False)
+]
+PositiveSeconds = Annotated[float, Field(gt=0, le=MAX_TIMEOUT_SECONDS, allow_inf_nan=False)]
 TaskName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_-]{0,127}$")]
 Ref = Annotated[
     str,
