@@ -486,11 +486,14 @@ def yaml11_differences(text: str) -> list[tuple[int, int, str]]:
     found = []
     resolver = yaml.resolver.Resolver()
     constructor = yaml.SafeLoader("")
+    first_chars = set(resolver.yaml_implicit_resolvers) - {None}
     for event in _events(text):
         if type(event) is not yaml.ScalarEvent or not event.implicit[0]:
             continue
         value = event.value
         ours = _scalar(event, _UNBOUNDED)
+        if type(ours) is str and value[:1] not in first_chars:
+            continue  # a string to both: YAML 1.1 has no implicit type starting this way
         tag = resolver.resolve(yaml.ScalarNode, value, (True, False))  # type: ignore[no-untyped-call]
         try:
             theirs = constructor.construct_object(yaml.ScalarNode(tag, value))
