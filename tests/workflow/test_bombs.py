@@ -45,7 +45,7 @@ BOMBS = {
     ),
     "mapping-nesting": ("payload: " + "{a: " * 50_000 + "1" + "}" * 50_000 + "\n", "nested more"),
     "block-nesting": (
-        "payload:\n" + "".join("  " * i + "- \n" for i in range(5_000)),
+        "payload:\n" + "".join("  " * i + "- \n" for i in range(2_000)),
         "nested more than 100 levels deep",
     ),
 }
