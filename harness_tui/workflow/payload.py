@@ -116,6 +116,8 @@ def parse_payload(text: str, what: str = "payload") -> Payload:
             raise PayloadError(f"{what}: cannot read {path}: {exc.strerror}") from None
         except UnicodeDecodeError:
             raise PayloadError(f"{what}: {path} is not UTF-8 text") from None
+        except ValueError:  # os.open refuses a NUL in a path
+            raise PayloadError(f"{what}: cannot read {text[1:]!r}: a NUL in the name") from None
     try:
         value = json.loads(source)
     except json.JSONDecodeError as exc:
