@@ -162,7 +162,7 @@ def _field_problems(node: TaskNode) -> list[GraphProblem]:
             f"retry_interval must be a number of seconds from 0 to "
             f"{MAX_RETRY_INTERVAL_SECONDS:,}, got {interval!r}"
         )
-    if not isinstance(node.params, Mapping):
+    if type(node.params) is not dict and not isinstance(node.params, Mapping):
         bad(f"params must be a mapping, got {type(node.params).__name__}")
     return problems
 
@@ -371,9 +371,28 @@ class TaskGraph:
                 stack.extend(nexts(current))
         return seen
 
+    def _acyclic(self) -> bool:
+        """Whether Kahn's algorithm empties the graph: a few times cheaper than finding the
+        components, which only a graph with a cycle needs."""
+        waiting = dict.fromkeys(self._dependents, 0)
+        for dependents in self._dependents.values():
+            for name in dependents:
+                waiting[name] += 1
+        ready = [name for name, count in waiting.items() if not count]
+        done = 0
+        while ready:
+            done += 1
+            for name in self._dependents[ready.pop()]:
+                waiting[name] -= 1
+                if not waiting[name]:
+                    ready.append(name)
+        return done == len(waiting)
+
     def _cycles(self) -> list[list[str]]:
         """One cycle per strongly connected component with more than one task, each rotated
         to start at its smallest name so reports are stable."""
+        if self._acyclic():
+            return []
         deps = {
             n: [d for d in node.depends_on if d in self._nodes and d != n]
             for n, node in self._nodes.items()

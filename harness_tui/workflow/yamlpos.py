@@ -53,8 +53,10 @@ _INF = re.compile(r"[-+]?\.(?:inf|Inf|INF)\Z")
 _NAN = re.compile(r"\.(?:nan|NaN|NAN)\Z")
 # YAML 1.1 base-60 numbers: ``1:30`` is 90 there and a string in 1.2.
 _SEXAGESIMAL = re.compile(r"[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?\Z")
-# A plain scalar starting with none of these is a string in the core schema.
-_MAYBE_NOT_STRING = frozenset("0123456789+-.~nNtTfF")
+# A plain scalar that is none of these words and starts with none of these characters is a
+# string in the core schema.
+_WORDS = _NULLS | _BOOLS.keys()
+_MAYBE_NUMBER = frozenset("0123456789+-.")
 
 
 class YamlSyntaxError(ValueError):
@@ -117,7 +119,7 @@ def _scalar(event: Any, limits: Limits) -> Any:
             event, f"a value has {len(value):,} characters; the limit is {limits.string_chars:,}"
         )
     if event.implicit[0]:  # plain and untagged: resolved by the core schema
-        if value and value[0] not in _MAYBE_NOT_STRING:
+        if value and value[0] not in _MAYBE_NUMBER and value not in _WORDS:
             return value
         return _number(value, limits, event)
     tag = event.tag
@@ -155,21 +157,31 @@ class Located:
         duplicates: ``(path, first position, second position)`` for each repeated key.
     """
 
-    def __init__(self, text: str, data: Any, duplicates: list[tuple[Path, Mark]]) -> None:
+    def __init__(self, text: str, data: Any, duplicates: list[Path]) -> None:
         self.text = text
         self.data = data
         self._duplicates = duplicates
         self._positions: dict[Path, Mark] | None = None
         self._key_positions: dict[Path, Mark] = {}
+        self._repeats: dict[Path, list[Mark]] = {}
 
     @property
     def duplicates(self) -> list[tuple[Path, Mark, Mark]]:
-        return [(path, self.key_position(path), second) for path, second in self._duplicates]
+        found: list[tuple[Path, Mark, Mark]] = []
+        if not self._duplicates:
+            return found
+        self._table()
+        seen: dict[Path, int] = {}
+        for path in self._duplicates:
+            index = seen[path] = seen.get(path, -1) + 1
+            repeats = self._repeats.get(path) or [(1, 1)]
+            found.append((path, self.key_position(path), repeats[min(index, len(repeats) - 1)]))
+        return found
 
     def _table(self) -> dict[Path, Mark]:
         if self._positions is None:
             self._positions = {}
-            _record_positions(self.text, self._positions, self._key_positions)
+            _record_positions(self.text, self._positions, self._key_positions, self._repeats)
         return self._positions
 
     def position(self, path: Path) -> Mark:
@@ -238,16 +250,11 @@ def _offset_position(text: str, offset: int, in_bytes: bool) -> Mark:
     return before.count("\n") + 1, len(before) - (before.rfind("\n") + 1) + 1
 
 
-class _Frame:
-    __slots__ = ("anchor", "container", "is_map", "key", "nodes", "start")
-
-    def __init__(self, container: Any, is_map: bool, start: Any) -> None:
-        self.start = start
-        self.container = container
-        self.is_map = is_map
-        self.anchor: str | None = start.anchor
-        self.key: Any = _NO_KEY
-        self.nodes = 1
+# A collection being read is a list (cheaper to make than an object, and the reader makes one
+# per mapping or sequence): [container, pending key, start event, values read before it]. The
+# container is a dict or a list; the pending key is _NO_KEY while a mapping waits for a key;
+# an anchored collection's size is the count of values at its end minus the last field.
+_Frame = list[Any]
 
 
 _NO_KEY: Any = object()
@@ -269,8 +276,8 @@ class _Reader:
         self.anchors: dict[str, tuple[Any, int]] = {}
         self.open_anchors: set[str] = set()
         self.alias_nodes = 0
-        self.duplicates: list[tuple[Path, Mark]] = []
-        self.stack: list[_Frame] = []
+        self.duplicates: list[Path] = []
+        self.stack: list[_Frame] = []  # see _Frame
         self.root: Any = None
         self.documents = 0
 
@@ -280,79 +287,85 @@ class _Reader:
         return Located(self.text, self.root, self.duplicates)
 
     def _read(self, get_event: Callable[[], Any]) -> None:
-        # The hot loop of loading: a plain string value in a mapping, the commonest event by
-        # far, is handled inline; everything else goes through a method.
+        # The hot loop of loading, with the common cases inline (a plain string, a collection
+        # without tag or anchor); anything else goes through a method.
         scalar_type, end_type = yaml.ScalarEvent, yaml.StreamEndEvent
-        stack, limits = self.stack, self.limits
-        maybe_not_string, no_key = _MAYBE_NOT_STRING, _NO_KEY
+        map_start, seq_start = yaml.MappingStartEvent, yaml.SequenceStartEvent
+        map_end, seq_end = yaml.MappingEndEvent, yaml.SequenceEndEvent
+        stack, limits, depth = self.stack, self.limits, self.limits.depth
+        longest, numeric, words, no_key = limits.string_chars, _MAYBE_NUMBER, _WORDS, _NO_KEY
+        count = 0  # values read, aliases counted with all they stand for
         while True:
             event = get_event()
             kind = type(event)
-            if kind is not scalar_type:
-                if kind is end_type:
-                    return
-                self.structure(event, kind)
+            if kind is scalar_type:
+                value = event.value
+                if event.implicit[0]:  # plain: a string unless it may be a number or a word
+                    if not value or value[0] in numeric or value in words or len(value) > longest:
+                        value = _scalar(event, limits)
+                elif event.tag is not None or len(value) > longest:  # quoted: a string
+                    value = _scalar(event, limits)
+                if event.anchor is not None:
+                    self.anchors[event.anchor] = (value, 1)
+                count += 1
+            elif kind is map_start or kind is seq_start:
+                if event.tag is None and event.anchor is None and len(stack) < depth:
+                    stack.append([{} if kind is map_start else [], no_key, event, 0])
+                else:
+                    self.open(event, kind is map_start, count)
                 continue
-            value = event.value
-            if (
-                not event.implicit[0]
-                or not value
-                or value[0] in maybe_not_string
-                or len(value) > limits.string_chars
-            ):
-                value = _scalar(event, limits)
-            if event.anchor is not None or not stack:
-                self.anchored_scalar(event, value)
+            elif kind is map_end or kind is seq_end:
+                value, _, event, first = stack.pop()
+                count += 1
+                if event.anchor is not None:
+                    self.open_anchors.discard(event.anchor)
+                    self.anchors[event.anchor] = (value, count - first)
+            elif kind is end_type:
+                return
+            else:
+                count += self.other(event, kind)
+                continue
+            if not stack:
+                self.root = value
                 continue
             frame = stack[-1]
-            frame.nodes += 1
-            if not frame.is_map:
-                frame.container.append(value)
-            elif frame.key is no_key:
-                if type(value) is str and value != "<<" and value not in frame.container:
-                    frame.key = value
+            container = frame[0]
+            if type(container) is list:
+                container.append(value)
+            elif frame[1] is no_key:
+                if type(value) is str and value != "<<":
+                    frame[1] = value
                 else:
-                    frame.key = self.check_key(value, event)
+                    frame[1] = self.check_key(value, event)
             else:
-                key, frame.key = frame.key, no_key
-                if key in frame.container:
-                    self.duplicates.append((self.path_of(key), self.key_mark))
+                key = frame[1]
+                frame[1] = no_key
+                if key in container:
+                    self.duplicates.append(self.path_of(key))
                 else:
-                    frame.container[key] = value
+                    container[key] = value
 
-    def anchored_scalar(self, event: Any, value: Any) -> None:
-        if event.anchor is not None:
-            self.anchors[event.anchor] = (value, 1)
-        self.add(value, event, 1)
-
-    def structure(self, event: Any, kind: type) -> None:
-        if kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
-            self.open(event, kind is yaml.MappingStartEvent)
-        elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
-            frame = self.stack.pop()
-            if frame.anchor is not None:
-                self.open_anchors.discard(frame.anchor)
-                self.anchors[frame.anchor] = (frame.container, frame.nodes)
-            self.add(frame.container, frame.start, frame.nodes)
-        elif kind is yaml.AliasEvent:
-            self.alias(event)
-        elif kind is yaml.DocumentStartEvent:
+    def other(self, event: Any, kind: type) -> int:
+        """Handle an alias or the start of a document; the number of values it adds."""
+        if kind is yaml.AliasEvent:
+            return self.alias(event)
+        if kind is yaml.DocumentStartEvent:
             self.documents += 1
             if self.documents > 1:
                 raise _fail(event, "a workflow file holds one YAML document, not several")
+        return 0
 
-    def open(self, event: Any, is_map: bool) -> None:
+    def open(self, event: Any, is_map: bool, count: int) -> None:
         tag = event.tag
         if tag is not None and tag != "!":
             _check_tag(event, tag, frozenset((_MAP_TAG if is_map else _SEQ_TAG,)))
         if len(self.stack) >= self.limits.depth:
             raise _fail(event, f"nested more than {self.limits.depth} levels deep")
-        frame = _Frame({} if is_map else [], is_map, event)
         if event.anchor is not None:
             self.open_anchors.add(event.anchor)
-        self.stack.append(frame)
+        self.stack.append([{} if is_map else [], _NO_KEY, event, count])
 
-    def alias(self, event: Any) -> None:
+    def alias(self, event: Any) -> int:
         name = event.anchor
         if name in self.open_anchors:
             raise _fail(event, f"alias *{name} refers to a value that contains it")
@@ -366,25 +379,25 @@ class _Reader:
                 event,
                 f"aliases expand to more than {self.limits.alias_nodes:,} values (an alias bomb?)",
             )
-        self.add(value, event, nodes)
+        self.add(value, event)
+        return nodes
 
-    def add(self, value: Any, event: Any, nodes: int) -> None:
+    def add(self, value: Any, event: Any) -> None:
         if not self.stack:
             self.root = value
             return
         frame = self.stack[-1]
-        frame.nodes += nodes
-        if not frame.is_map:
-            frame.container.append(value)
+        container = frame[0]
+        if type(container) is list:
+            container.append(value)
             return
-        key = frame.key
+        key = frame[1]
         if key is _NO_KEY:
-            frame.key = self.check_key(value, event)
+            frame[1] = self.check_key(value, event)
             return
-        frame.key = _NO_KEY
-        container = frame.container
+        frame[1] = _NO_KEY
         if key in container:
-            self.duplicates.append((self.path_of(key), self.key_mark))
+            self.duplicates.append(self.path_of(key))
             return
         container[key] = value
 
@@ -393,18 +406,13 @@ class _Reader:
             raise _fail(event, "mapping keys must be strings (quote a key such as 1 or true)")
         if key == "<<" and type(event) is yaml.ScalarEvent and event.implicit[0]:
             raise _fail(event, "merge keys (<<) are not supported")
-        if key in self.stack[-1].container:
-            self.key_mark = _at(event)
         return key
 
     def path_of(self, key: str) -> Path:
         """The path of ``key`` in the innermost mapping (only for reporting a duplicate)."""
         parts: list[str | int] = []
-        for frame in self.stack[:-1]:
-            if frame.is_map:
-                parts.append(frame.key)
-            else:
-                parts.append(len(frame.container))
+        for container, pending, _, _ in self.stack[:-1]:
+            parts.append(len(container) if type(container) is list else pending)
         return (*parts, key)
 
 
@@ -421,7 +429,12 @@ class _Slot:
         self.index = 0
 
 
-def _record_positions(text: str, positions: dict[Path, Mark], keys: dict[Path, Mark]) -> None:
+def _record_positions(
+    text: str,
+    positions: dict[Path, Mark],
+    keys: dict[Path, Mark],
+    repeats: dict[Path, list[Mark]],
+) -> None:
     """Read ``text`` again, noting where each path is first written (reporting only: the
     text was read within the limits once already)."""
     frames: list[_Slot] = []
@@ -438,7 +451,10 @@ def _record_positions(text: str, positions: dict[Path, Mark], keys: dict[Path, M
         slot = frames[-1] if frames else None
         if slot is not None and slot.is_map and slot.key is _NO_KEY:
             key = _key_value(event, scalars)
-            keys.setdefault((*slot.path, key), mark)
+            written: Path = (*slot.path, key)
+            if written in keys:
+                repeats.setdefault(written, []).append(mark)
+            keys.setdefault(written, mark)
             _advance(frames, key)
             continue
         here: Path = () if slot is None else (*slot.path, slot.key if slot.is_map else slot.index)
