@@ -468,6 +468,14 @@ class RunRecord:
                 what = "a second timing for" if seq in seen else "a timing for no"
                 raise RecordError(f"{name}: {what} trace event (seq {_short(seq)})")
             seen.add(seq)
+        ran = {(event.task, event.attempt) for event in self.events if event.attempt}
+        for attempt in self.document.get("attempts") or []:
+            if (attempt["task"], attempt["attempt"]) not in ran:
+                task, number = attempt["task"], attempt["attempt"]
+                raise RecordError(f"{name}: attempt {number} of {task!r} is not in the trace")
+        redaction = self.document.get("redaction")
+        if redaction is not None and sorted(redaction["keys"]) != sorted(self.redacted):
+            raise RecordError(f"{name}: redaction keys differ from the redacted keys")
         claimed = self.document["status"]
         derived = _possible_statuses(self.events, self.plan.names)
         if claimed not in derived:

@@ -97,6 +97,14 @@ CASES: dict[str, tuple[Callable[[dict[str, Any]], Any], str]] = {
         lambda d: d["timings"][1].update(seq=0),
         "a second timing for trace event (seq 0)",
     ),
+    "attempt-not-in-trace": (
+        lambda d: d["attempts"][0].update(attempt=9),
+        "attempt 9 of 'classify' is not in the trace",
+    ),
+    "redaction-keys": (
+        lambda d: d.update(redaction={"keys": ["x"], "replacement": "r", "places": []}),
+        "redaction keys differ from the redacted keys",
+    ),
     "format-version-number": (
         lambda d: d.update(format_version=1.1),
         "format_version must be a string such as '1.1', not the float 1.1",
