@@ -51,8 +51,9 @@ _HEX = re.compile(r"0x[0-9a-fA-F]+\Z")
 _FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?\Z")
 _INF = re.compile(r"[-+]?\.(?:inf|Inf|INF)\Z")
 _NAN = re.compile(r"\.(?:nan|NaN|NAN)\Z")
-# YAML 1.1 base-60 numbers: ``1:30`` is 90 there and a string in 1.2.
-_SEXAGESIMAL = re.compile(r"[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?\Z")
+# YAML 1.1 reads ``1:30`` as the base-60 number 90 (``09:30`` stays a string there too).
+_YAML11 = yaml.resolver.Resolver()
+_NUMBER_TAGS = frozenset((_CORE + "int", _CORE + "float"))
 # A plain scalar that is none of these words and starts with none of these characters is a
 # string in the core schema.
 _WORDS = _NULLS | _BOOLS.keys()
@@ -103,13 +104,18 @@ def _number(value: str, limits: Limits, event: Any) -> Any:
         return -math.inf if value[0] == "-" else math.inf
     if _NAN.match(value):
         return math.nan
-    if ":" in value and _SEXAGESIMAL.match(value):
+    if ":" in value and _yaml11_tag(value) in _NUMBER_TAGS:
         raise _fail(
             event,
             f"{value!r} is a base-60 number in YAML 1.1 and a string in YAML 1.2; "
             "write the number in seconds, or quote it to keep a string",
         )
     return value
+
+
+def _yaml11_tag(value: str) -> str:
+    """The tag YAML 1.1 (PyYAML's resolver) gives a plain scalar."""
+    return str(_YAML11.resolve(yaml.ScalarNode, value, (True, False)))  # type: ignore[no-untyped-call]
 
 
 def _scalar(event: Any, limits: Limits) -> Any:
@@ -500,9 +506,8 @@ def yaml11_differences(text: str) -> list[tuple[int, int, str]]:
     Only called on text that was read without error.
     """
     found = []
-    resolver = yaml.resolver.Resolver()
     constructor = yaml.SafeLoader("")
-    first_chars = set(resolver.yaml_implicit_resolvers) - {None}
+    first_chars = set(_YAML11.yaml_implicit_resolvers) - {None}
     for event in _events(text):
         if type(event) is not yaml.ScalarEvent or not event.implicit[0]:
             continue
@@ -510,7 +515,7 @@ def yaml11_differences(text: str) -> list[tuple[int, int, str]]:
         ours = _scalar(event, _UNBOUNDED)
         if type(ours) is str and value[:1] not in first_chars:
             continue  # a string to both: YAML 1.1 has no implicit type starting this way
-        tag = resolver.resolve(yaml.ScalarNode, value, (True, False))  # type: ignore[no-untyped-call]
+        tag = _yaml11_tag(value)
         try:
             theirs = constructor.construct_object(yaml.ScalarNode(tag, value))
         except (ValueError, OverflowError, yaml.YAMLError):

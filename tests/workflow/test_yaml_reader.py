@@ -42,6 +42,8 @@ from harness_tui.workflow.yamlpos import YamlSyntaxError, compose, yaml11_differ
         ("-.inf", -math.inf),
         ("2026-01-01", "2026-01-01"),
         ("1_000", "1_000"),
+        ("09:30", "09:30"),  # a string in YAML 1.1 too: not ambiguous, so not refused
+        ("12:75", "12:75"),
         ("0b101", "0b101"),
         ("builtin:echo", "builtin:echo"),
         ("'1'", "1"),
