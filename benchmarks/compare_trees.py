@@ -1,8 +1,8 @@
 """Compare the benchmarks of two source trees, alternating runs so that drift hits both alike.
 
-Each round runs ``bench_import``, ``bench_run``, ``bench_store`` and ``bench_tui`` (the
-scripts of this tree) once against the base tree's package and once against this tree's, in
-alternating order.
+Each round runs ``bench_import``, ``bench_run``, ``bench_load``, ``bench_store`` and
+``bench_tui`` (the scripts of this tree) once against the base tree's package and once against
+this tree's, in alternating order.
 Printed per metric: the median and the spread (min-max) of each side, the ratio new/base, and
 ``REGRESSION`` where the new median is more than 10% worse and outside the base's spread.
 
@@ -38,6 +38,14 @@ BENCHES: list[tuple[str, list[str], dict[str, tuple[str, bool]]]] = [
             "run µs/task, no timeout, 100k": (r"^[Nn]one\s+100000\s+([\d.]+)", False),
             "run µs/task, 30 s timeout, 10k": (r"^30s\s+10000\s+([\d.]+)", False),
             "run µs/task, 30 s timeout, 100k": (r"^30s\s+100000\s+([\d.]+)", False),
+        },
+    ),
+    (
+        "bench_load.py",
+        ["--tasks", "10000"],
+        {
+            "load s, 10k wide": (r"^wide\s+10000\s+([\d.]+)", False),
+            "load s, 10k layered": (r"^layered\s+10000\s+([\d.]+)", False),
         },
     ),
     (

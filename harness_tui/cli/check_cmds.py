@@ -218,15 +218,16 @@ def _events(document: dict[str, Any]) -> list[TraceEvent]:
 
 def _read_golden(golden_file: str) -> dict[str, Any]:
     """The golden file as a JSON object, or one line and exit 2."""
-    from ..records.export import MAX_EXPORT_BYTES
+    from ..workflow.limits import current
     from ..workflow.payload import read_capped, too_many_digits
 
+    limit = current().export_bytes
     try:
-        data = read_capped(golden_file, MAX_EXPORT_BYTES)
+        data = read_capped(golden_file, limit)
     except OSError as exc:
         die(f"{golden_file}: cannot read golden file ({exc.strerror}); create it with --update")
     if data is None:
-        die(f"{golden_file}: over the {MAX_EXPORT_BYTES:,}-byte limit")
+        die(f"{golden_file}: over the {limit:,}-byte limit")
     try:
         expected = json.loads(data.decode("utf-8-sig"))
     except UnicodeDecodeError:

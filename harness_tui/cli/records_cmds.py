@@ -86,14 +86,15 @@ def _export_target(target: str | None) -> str | None:
 
 def _write_export(record: RunRecord, target: str, fmt: str) -> None:
     from ..records.chrome import chrome_trace
-    from ..records.export import MAX_EXPORT_BYTES, atomic_write
+    from ..records.export import atomic_write
+    from ..workflow.limits import current
 
     text = record.to_text() if fmt == "harness-run" else json.dumps(chrome_trace(record)) + "\n"
     if target == "-":
         echo_json_text(text, nl=False)
         return
     try:
-        atomic_write(target, text, MAX_EXPORT_BYTES if fmt == "harness-run" else None)
+        atomic_write(target, text, current().export_bytes if fmt == "harness-run" else None)
     except OSError as exc:
         die(f"cannot write {target}: {exc.strerror}")
     echo(f"exported: {target}", err=True)

@@ -9,11 +9,11 @@ import concurrent.futures
 import functools
 import inspect
 import threading
-import traceback as tb
 from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
 
 from .capture import current, install
+from .failures import error_of, traceback_of
 
 __all__ = ["is_async", "run_coroutine"]
 
@@ -74,7 +74,6 @@ def run_coroutine(
             return ("ok", future.result(), None, None)
         if isinstance(exc, asyncio.CancelledError):
             return ("cancelled", None, None, None)
-        error = {"type": type(exc).__name__, "message": str(exc)}
-        return ("error", None, error, "".join(tb.format_exception(exc)))
+        return ("error", None, error_of(exc), traceback_of(exc))
 
     return future, outcome

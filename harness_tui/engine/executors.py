@@ -26,15 +26,15 @@ from __future__ import annotations
 import queue
 import signal
 import threading
-import traceback as tb
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple, Protocol
 
 from .aio import is_async, run_coroutine
 from .canonical import loads
-from .capture import AttemptLog, LogBuffer, current, install, utf8_safe
+from .capture import AttemptLog, LogBuffer, current, install
 from .clock import Clock
 from .events import Status, TraceEvent
+from .failures import error_of, traceback_of
 
 __all__ = [
     "AttemptCall",
@@ -95,16 +95,6 @@ class Executor(Protocol):
         ...
 
 
-def error_of(exc: BaseException) -> dict[str, str]:
-    """The canonical ``{"type", "message"}`` of an exception, even one whose ``__str__``
-    raises or holds a lone surrogate."""
-    try:
-        message = str(exc)
-    except Exception as inner:
-        message = f"<str() of the exception raised {type(inner).__name__}>"
-    return {"type": utf8_safe(type(exc).__name__), "message": utf8_safe(message)}
-
-
 INTERRUPTED = Outcome(
     "cancelled",
     error={
@@ -144,18 +134,6 @@ def _call(fn: Callable[[Mapping[str, Any]], Any], inputs: Mapping[str, Any]) -> 
         return INTERRUPTED
     except BaseException as exc:
         return Outcome("error", error=error_of(exc), traceback=traceback_of(exc))
-
-
-def traceback_of(exc: BaseException) -> str:
-    """The formatted traceback of a task's exception, from the task's own frame on (the
-    harness's frame that called it is noise, and moves whenever this file changes)."""
-    frames = exc.__traceback__
-    if frames is not None and frames.tb_next is not None:
-        frames = frames.tb_next
-    try:
-        return utf8_safe("".join(tb.format_exception(type(exc), exc, frames)))
-    except Exception as inner:  # a hostile exception may break formatting too
-        return f"<the traceback could not be formatted: {type(inner).__name__}>"
 
 
 class _Job:

@@ -18,6 +18,8 @@ from .errors import HarnessError
 from .untrusted import quoted
 
 __all__ = [
+    "MAX_RETRY_INTERVAL_SECONDS",
+    "MAX_TIMEOUT_SECONDS",
     "CycleError",
     "GraphError",
     "GraphProblem",
@@ -127,6 +129,12 @@ class CycleError(GraphError, RuntimeError):
     article's ``build_plan`` promises."""
 
 
+MAX_TIMEOUT_SECONDS = 7 * 24 * 3600
+"""The longest limit one attempt may have (a week): finite, so a deadline is a number."""
+MAX_RETRY_INTERVAL_SECONDS = 24 * 3600
+"""The longest wait before a retry (a day)."""
+
+
 def _field_problems(node: TaskNode) -> list[GraphProblem]:
     problems = []
 
@@ -141,13 +149,21 @@ def _field_problems(node: TaskNode) -> list[GraphProblem]:
         or node.max_retries < 0
     ):
         bad(f"max_retries must be a non-negative integer, got {node.max_retries!r}")
-    if node.timeout_seconds is not None and not (
-        isinstance(node.timeout_seconds, int | float) and node.timeout_seconds > 0
+    timeout = node.timeout_seconds
+    if timeout is not None and not (
+        isinstance(timeout, int | float) and 0 < timeout <= MAX_TIMEOUT_SECONDS
     ):
-        bad(f"timeout_seconds must be a positive number, got {node.timeout_seconds!r}")
-    if not isinstance(node.retry_interval, int | float) or node.retry_interval < 0:
-        bad(f"retry_interval must be a non-negative number, got {node.retry_interval!r}")
-    if not isinstance(node.params, Mapping):
+        bad(
+            f"timeout_seconds must be a number of seconds above 0 and at most "
+            f"{MAX_TIMEOUT_SECONDS:,}, got {timeout!r}"
+        )
+    interval = node.retry_interval
+    if not (isinstance(interval, int | float) and 0 <= interval <= MAX_RETRY_INTERVAL_SECONDS):
+        bad(
+            f"retry_interval must be a number of seconds from 0 to "
+            f"{MAX_RETRY_INTERVAL_SECONDS:,}, got {interval!r}"
+        )
+    if type(node.params) is not dict and not isinstance(node.params, Mapping):
         bad(f"params must be a mapping, got {type(node.params).__name__}")
     return problems
 
@@ -358,9 +374,28 @@ class TaskGraph:
                 stack.extend(nexts(current))
         return seen
 
+    def _acyclic(self) -> bool:
+        """Whether Kahn's algorithm empties the graph: a few times cheaper than finding the
+        components, which only a graph with a cycle needs."""
+        waiting = dict.fromkeys(self._dependents, 0)
+        for dependents in self._dependents.values():
+            for name in dependents:
+                waiting[name] += 1
+        ready = [name for name, count in waiting.items() if not count]
+        done = 0
+        while ready:
+            done += 1
+            for name in self._dependents[ready.pop()]:
+                waiting[name] -= 1
+                if not waiting[name]:
+                    ready.append(name)
+        return done == len(waiting)
+
     def _cycles(self) -> list[list[str]]:
         """One cycle per strongly connected component with more than one task, each rotated
         to start at its smallest name so reports are stable."""
+        if self._acyclic():
+            return []
         deps = {
             n: [d for d in node.depends_on if d in self._nodes and d != n]
             for n, node in self._nodes.items()

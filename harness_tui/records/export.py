@@ -24,6 +24,7 @@ from pydantic import ValidationError
 
 from .. import __version__
 from ..engine.canonical import (
+    CanonicalError,
     check_json,
     combine_digests,
     digest,
@@ -32,12 +33,13 @@ from ..engine.canonical import (
     payload_text,
 )
 from ..engine.capture import UNATTRIBUTED, AttemptLog
-from ..engine.events import Status, TraceEvent
+from ..engine.events import RUN_FAILING_STATUSES, RunStatus, Status, TraceEvent
 from ..engine.graph import TaskGraph
 from ..engine.orchestrator import Run
 from ..engine.scheduler import DeterministicScheduler, Plan
 from ..engine.state import RunState
 from ..workflow.errors import WorkflowError
+from ..workflow.limits import Limits, current
 from ..workflow.loader import Workflow, parse_workflow
 from ..workflow.payload import NotRegularFileError, open_regular, read_capped, too_many_digits
 from ..workflow.python_source import python_spec, workflow_from_spec
@@ -45,7 +47,6 @@ from .errors import RecordError
 from .model import FORMAT, FORMAT_VERSION, RunExport
 
 __all__ = [
-    "MAX_EXPORT_BYTES",
     "FileKind",
     "RunRecord",
     "atomic_write",
@@ -54,7 +55,6 @@ __all__ = [
     "file_kind",
 ]
 
-MAX_EXPORT_BYTES = 256 * 1024 * 1024
 _PACKAGES = ("textual", "rich", "pyyaml", "click", "pydantic", "jmespath")
 
 
@@ -394,9 +394,9 @@ class RunRecord:
         """Write the export atomically; return the path.
 
         Raises:
-            RecordError: over :data:`MAX_EXPORT_BYTES`, which the reader would refuse.
+            RecordError: over the reader's ``export_bytes`` limit, which it would refuse.
         """
-        atomic_write(path, self.to_text(), MAX_EXPORT_BYTES)
+        atomic_write(path, self.to_text(), current().export_bytes)
         return Path(path)
 
     # -- reading ----------------------------------------------------------------------------
@@ -409,12 +409,13 @@ class RunRecord:
             RecordError: one line saying what is wrong with the file.
         """
         name = str(path)
+        limit = current().export_bytes
         try:
-            data = read_capped(path, MAX_EXPORT_BYTES)
+            data = read_capped(path, limit)
         except OSError as exc:
             raise RecordError(f"{name}: cannot read: {exc.strerror}") from None
         if data is None:
-            raise RecordError(f"{name}: over the {MAX_EXPORT_BYTES:,}-byte limit")
+            raise RecordError(f"{name}: over the {limit:,}-byte limit")
         try:
             text = data.decode("utf-8-sig")  # a BOM (an editor's) is not part of the JSON
         except UnicodeDecodeError as exc:
@@ -424,8 +425,11 @@ class RunRecord:
     @classmethod
     def parse(cls, text: str, name: str = "<record>") -> RunRecord:
         """Verify export text (see :meth:`read`)."""
+        limits = current()
         try:
-            document = json.loads(text)
+            document = json.loads(text, parse_constant=_refuse_constant)
+        except _NotJsonNumberError as exc:
+            raise RecordError(f"{name}: {exc} is not a JSON number") from None
         except json.JSONDecodeError as exc:
             raise RecordError(
                 f"{name}: not JSON ({exc.msg}, line {exc.lineno} column {exc.colno}); "
@@ -438,6 +442,11 @@ class RunRecord:
         if not isinstance(document, dict) or document.get("format") != FORMAT:
             raise RecordError(f"{name}: not a harness-tui run export (no 'format: {FORMAT}')")
         version = document.get("format_version")
+        if not isinstance(version, str) and version is not None:
+            shown = f"the {type(version).__name__} {version!r}"
+            raise RecordError(
+                f"{name}: format_version must be a string such as {FORMAT_VERSION!r}, not {shown}"
+            )
         if not isinstance(version, str) or version.split(".")[0] != FORMAT_VERSION.split(".")[0]:
             raise RecordError(
                 f"{name}: format version {version!r} is not supported (this harness-tui reads "
@@ -449,13 +458,19 @@ class RunRecord:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"])
             raise RecordError(f"{name}: invalid export at {where}: {first['msg']}") from None
+        _check_free_form(document, name, limits)
         expected = document["checksum"]
-        if _checksum(document) != expected:
+        try:
+            actual = _checksum(document)
+        except CanonicalError as exc:
+            raise RecordError(f"{name}: {exc}") from None
+        if actual != expected:
             raise RecordError(
                 f"{name}: checksum mismatch: the file was changed after it was exported"
             )
         record = cls(document, name)
         record._check_consistency()
+        record._check_claims()
         return record
 
     def _check_consistency(self) -> None:
@@ -507,6 +522,37 @@ class RunRecord:
         parts = {k: digests[k] for k in ("payload", "plan", "results", "trace")}
         if combine_digests(parts) != digests["run"]:
             raise RecordError(f"{name}: run digest does not match its parts")
+
+    def _check_claims(self) -> None:
+        """The fields outside the digests must not contradict the trace: plan indexes, the
+        sequence numbers of timings, and the run status."""
+        name = self.source_name
+        for position, row in enumerate(self.document["plan"]):
+            if row["index"] != position:
+                raise RecordError(f"{name}: plan row {position} has index {row['index']}")
+        count = len(self.document["trace"])
+        seen: set[int] = set()
+        for timing in self.document.get("timings", []):
+            seq = timing["seq"]
+            if not 0 <= seq < count or seq in seen:
+                what = "a second timing for" if seq in seen else "a timing for no"
+                raise RecordError(f"{name}: {what} trace event (seq {_short(seq)})")
+            seen.add(seq)
+        ran = {(event.task, event.attempt) for event in self.events if event.attempt}
+        for attempt in self.document.get("attempts") or []:
+            if (attempt["task"], attempt["attempt"]) not in ran:
+                task, number = attempt["task"], attempt["attempt"]
+                raise RecordError(f"{name}: attempt {number} of {task!r} is not in the trace")
+        redaction = self.document.get("redaction")
+        if redaction is not None and sorted(redaction["keys"]) != sorted(self.redacted):
+            raise RecordError(f"{name}: redaction keys differ from the redacted keys")
+        claimed = self.document["status"]
+        derived = _possible_statuses(self.events, self.plan.names)
+        if claimed not in derived:
+            allowed = " or ".join(sorted(derived))
+            raise RecordError(
+                f"{name}: status {claimed!r} contradicts the trace (it allows {allowed})"
+            )
 
     # -- views ------------------------------------------------------------------------------
 
@@ -594,3 +640,56 @@ class RunRecord:
     @property
     def results(self) -> dict[str, Any]:
         return dict(self.document["results"])
+
+
+class _NotJsonNumberError(ValueError):
+    pass
+
+
+def _refuse_constant(text: str) -> Any:
+    raise _NotJsonNumberError(text)
+
+
+def _short(value: int) -> str:
+    text = str(value) if value.bit_length() < 200 else f"{str(value)[:12]}..."
+    return text
+
+
+def _check_free_form(document: Mapping[str, Any], name: str, limits: Limits) -> None:
+    """Depth and integer size of the parts of an export that the schema leaves free
+    (payload, results, spec, environment), so that no later step meets a value it cannot
+    digest or show."""
+    max_bits = int(limits.int_digits * 3.33) + 1
+    for part in ("payload", "results", "spec", "environment"):
+        stack: list[tuple[Any, int]] = [(document.get(part), 1)]
+        while stack:
+            value, depth = stack.pop()
+            if isinstance(value, dict):
+                children: Iterable[Any] = value.values()
+            elif isinstance(value, list):
+                children = value
+            else:
+                if type(value) is int and value.bit_length() > max_bits:
+                    raise RecordError(
+                        f"{name}: an integer in {part} has more than {limits.int_digits:,} digits"
+                    )
+                continue
+            if depth > limits.export_depth:
+                raise RecordError(
+                    f"{name}: {part} is nested more than {limits.export_depth} levels deep"
+                )
+            stack.extend((child, depth + 1) for child in children)
+
+
+def _possible_statuses(events: list[TraceEvent], names: Iterable[str]) -> frozenset[str]:
+    """The run statuses a trace allows: ``pending`` before any event; ``running`` while a
+    task has no final event; at the end ``succeeded`` or ``failed`` by the tasks' final
+    statuses, or ``cancelled`` (stopped by the user)."""
+    if not events:
+        return frozenset({RunStatus.PENDING.value, RunStatus.RUNNING.value})
+    final = {event.task: event.status for event in events}
+    if any(final.get(task) in (None, Status.RUNNING) for task in names):
+        return frozenset({RunStatus.RUNNING.value, RunStatus.CANCELLED.value})
+    failed = any(status in RUN_FAILING_STATUSES for status in final.values())
+    ending = RunStatus.FAILED if failed else RunStatus.SUCCEEDED
+    return frozenset({ending.value, RunStatus.CANCELLED.value})

@@ -11,9 +11,11 @@ from .._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from .errors import Problem, WorkflowError
+    from .limits import Limits
     from .loader import Workflow, load_workflow, parse_workflow
 
 _LAZY = {
+    "Limits": ".limits",
     "Problem": ".errors",
     "WorkflowError": ".errors",
     "Workflow": ".loader",
@@ -22,6 +24,7 @@ _LAZY = {
 }
 
 __all__ = [
+    "Limits",
     "Problem",
     "Workflow",
     "WorkflowError",

@@ -19,7 +19,8 @@ from typing import Any
 
 from ..engine.canonical import CanonicalError, check_json
 from ..engine.clock import SystemClock
-from ..engine.executors import INTERRUPTED, error_of, traceback_of
+from ..engine.executors import INTERRUPTED
+from ..engine.failures import error_of, traceback_of
 from .refs import LazyCallable
 
 __all__ = ["COMMAND", "main"]

@@ -8,9 +8,8 @@ into a predicate.
 from __future__ import annotations
 
 import difflib
-import gc
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ from typing import Any
 import jmespath
 from pydantic import BaseModel, ValidationError
 
-from ..engine.canonical import CanonicalError, check_json
+from ..engine.canonical import CanonicalError, check_json, payload_text
 from ..engine.diff import PlanDiff, plan_diff
 from ..engine.graph import GraphError, TaskGraph, TaskNode, Trigger
 from ..engine.orchestrator import OnFailure
@@ -26,21 +25,18 @@ from ..engine.spec import DEFAULT_ISOLATION, task_spec
 from ..engine.untrusted import quoted
 from .builtins import builtin_problem, jmespath_message
 from .errors import Problem, WorkflowError
+from .limits import Limits, current
 from .model import Defaults, TaskSpec, WorkflowSpec
+from .payload import read_capped
 from .refs import LazyCallable, parse_ref
 from .yamlpos import Located, YamlSyntaxError, compose
 
 __all__ = [
-    "MAX_BYTES",
-    "MAX_TASKS",
     "Workflow",
     "diff_workflows",
     "load_workflow",
     "parse_workflow",
 ]
-
-MAX_BYTES = 5 * 1024 * 1024
-MAX_TASKS = 100_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,53 +94,58 @@ def load_workflow(path: str | Path) -> Workflow:
     """
     shown = str(path)
     file = Path(path)
+    limit = current().file_bytes
+
+    def fail(message: str) -> WorkflowError:
+        return WorkflowError([Problem(shown, 0, 0, message)])
+
     try:
-        size = file.stat().st_size
-    except OSError as exc:
-        raise WorkflowError([Problem(shown, 0, 0, f"cannot read: {exc.strerror}")]) from None
-    if size > MAX_BYTES:
-        raise WorkflowError(
-            [Problem(shown, 0, 0, f"file is {size:,} bytes; the limit is {MAX_BYTES:,}")]
-        )
-    try:
-        text = file.read_text(encoding="utf-8")
+        data = read_capped(file, limit)
+        if data is None:
+            raise fail(f"file is over {limit:,} bytes, the limit")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise WorkflowError([Problem(shown, 0, 0, f"not UTF-8 text: {exc.reason}")]) from None
-    except OSError as exc:
-        raise WorkflowError([Problem(shown, 0, 0, f"cannot read: {exc.strerror}")]) from None
+        raise fail(f"not UTF-8 text: {exc.reason}") from None
+    except OSError as exc:  # NotRegularFileError too: a FIFO or a device is never read
+        raise fail(f"cannot read: {exc.strerror or exc}") from None
+    except ValueError as exc:  # a NUL in the path
+        raise fail(f"cannot read: {exc}") from None
     return parse_workflow(text, shown, base=file.resolve().parent)
 
 
-def parse_workflow(text: str, path: str = "<string>", base: Path | None = None) -> Workflow:
+def parse_workflow(
+    text: str, path: str = "<string>", base: Path | None = None, limits: Limits | None = None
+) -> Workflow:
     """Load a workflow from YAML text.
 
     Args:
         text: the YAML source.
         path: how to name the file in messages.
         base: folder that ``module:function`` references resolve against first.
+        limits: the caps on reading (default: :func:`~harness_tui.workflow.limits.current`).
 
     Raises:
         WorkflowError: every problem, each with ``path:line:col``.
     """
-    if len(text.encode("utf-8")) > MAX_BYTES:
-        raise WorkflowError([Problem(path, 0, 0, f"text exceeds {MAX_BYTES:,} bytes")])
-    # Loading allocates many objects and frees none of them until the end; the cyclic
-    # collector would walk them over and over (a third of the time at 10k tasks).
-    paused = gc.isenabled()
-    gc.disable()
+    limits = limits or current()
+    # Characters first: a UTF-8 byte count is at most four times that, so a short text needs
+    # no encoding to know it is within the cap.
+    if len(text) * 4 > limits.file_bytes and len(text.encode("utf-8", "surrogatepass")) > (
+        limits.file_bytes
+    ):
+        raise WorkflowError([Problem(path, 0, 0, f"text exceeds {limits.file_bytes:,} bytes")])
     try:
-        try:
-            located = compose(text)
-        except YamlSyntaxError as exc:
-            raise WorkflowError([Problem(path, exc.line, exc.column, exc.message)]) from None
-        return _Builder(path, located, text, base).build()
-    finally:
-        if paused:
-            gc.enable()
+        located = compose(text, limits)
+    except YamlSyntaxError as exc:
+        raise WorkflowError([Problem(path, exc.line, exc.column, exc.message)]) from None
+    return _Builder(path, located, text, base, limits).build()
 
 
 class _Builder:
-    def __init__(self, path: str, located: Located, text: str, base: Path | None) -> None:
+    def __init__(
+        self, path: str, located: Located, text: str, base: Path | None, limits: Limits
+    ) -> None:
+        self.limits = limits
         self.path = path
         self.located = located
         self.text = text
@@ -165,18 +166,13 @@ class _Builder:
             self.problem((), "a workflow file is a mapping with at least 'name' and 'tasks'")
             raise WorkflowError(self.problems)
         tasks = data.get("tasks")
-        if isinstance(tasks, dict) and len(tasks) > MAX_TASKS:
-            self.problem(("tasks",), f"{len(tasks):,} tasks; the limit is {MAX_TASKS:,}")
+        if isinstance(tasks, dict) and len(tasks) > self.limits.tasks:
+            self.problem(("tasks",), f"{len(tasks):,} tasks; the limit is {self.limits.tasks:,}")
             raise WorkflowError(self.problems)
         spec = self._validate(data)
         defaults = spec.defaults if spec else self._defaults(data)
-        nodes = self._nodes(tasks if isinstance(tasks, dict) else {}, defaults)
-        payload = data.get("payload", {})
-        if isinstance(payload, dict):
-            try:
-                check_json(payload, "payload")
-            except CanonicalError as exc:
-                self.problem(_split_path(exc.path), f"payload is not JSON: {exc}")
+        nodes = self._nodes(tasks if isinstance(tasks, dict) else {}, defaults, spec)
+        self._check_payload(data.get("payload", {}))
         graph = None
         try:
             graph = TaskGraph.from_nodes(nodes)
@@ -193,8 +189,23 @@ class _Builder:
             graph=graph,
             payload=spec.payload,
             on_failure=OnFailure(spec.on_failure),
-            specs={node.name: self._effective(node) for node in graph.nodes.values()},
+            specs=_Specs(graph),
         )
+
+    def _check_payload(self, payload: Any) -> None:
+        if not isinstance(payload, dict):
+            return
+        try:
+            check_json(payload, "payload")
+        except CanonicalError as exc:
+            self.problem(_split_path(exc.path), f"payload is not JSON: {exc}")
+            return
+        size = len(payload_text(payload).encode("utf-8", "surrogatepass"))
+        if size > self.limits.payload_bytes:
+            self.problem(
+                ("payload",),
+                f"payload is {size:,} bytes as JSON; the limit is {self.limits.payload_bytes:,}",
+            )
 
     def _validate(self, data: dict[str, Any]) -> WorkflowSpec | None:
         try:
@@ -231,47 +242,48 @@ class _Builder:
             shown = f" (got {quoted(value)})" if isinstance(value, str | int | float | bool) else ""
             self.problem(loc, f"{where}: {error['msg']}{shown}")
 
-    def _nodes(self, tasks: dict[Any, Any], defaults: Defaults) -> list[TaskNode]:
-        nodes = []
+    def _nodes(
+        self, tasks: dict[Any, Any], defaults: Defaults, spec: WorkflowSpec | None
+    ) -> list[TaskNode]:
+        specs = {}
         for name, raw in tasks.items():
-            if not isinstance(raw, dict):
-                continue
-            try:
-                task = TaskSpec.model_validate(raw)
-            except ValidationError:
-                continue  # already reported by the whole-file validation
-            at = ("tasks", name)
-            for field in ("run", "fallback"):
-                ref = getattr(task, field)
-                if ref is not None:
-                    message = parse_ref(ref)
-                    if message:
-                        self.problem((*at, field), message)
-            if task.run.startswith("builtin:"):
-                message = builtin_problem(task.run.removeprefix("builtin:"), task.with_)
-                if message:
-                    self.problem((*at, "with"), message)
-            try:
-                check_json(task.with_, "with")
-            except CanonicalError as exc:
-                self.problem((*at, "with"), f"parameters are not JSON: {exc}")
+            task = spec.tasks[name] if spec is not None else _task_spec(raw)
+            if task is not None:  # else already reported by the whole-file validation
+                specs[name] = task
+        self._check_refs(specs)
+        self._check_params(specs)
+        triggers = {trigger.value: trigger for trigger in Trigger}
+        # One LazyCallable per reference (and isolation): tasks that share one import it once.
+        made: dict[tuple[str, str], LazyCallable] = {}
+
+        def calls(ref: str, isolation: str) -> LazyCallable:
+            key = (ref, isolation)
+            found = made.get(key)
+            if found is None:
+                found = made[key] = LazyCallable(ref, self.base, isolation)
+            return found
+
+        retries, timeout = defaults.max_retries, defaults.timeout_seconds
+        interval = defaults.retry_interval
+        nodes = []
+        for name, task in specs.items():
             when = None
             if task.when is not None:
-                when = self._condition(task.when, (*at, "when"))
+                when = self._condition(task.when, ("tasks", name, "when"))
             isolation = task.isolation or defaults.isolation
             nodes.append(
                 TaskNode(
                     name=str(name),
-                    fn=LazyCallable(task.run, self.base, isolation),
+                    fn=calls(task.run, isolation),
                     depends_on=tuple(task.depends_on),
-                    max_retries=_pick(task.max_retries, defaults.max_retries),
-                    timeout_seconds=_pick(task.timeout_seconds, defaults.timeout_seconds),
-                    retry_interval=_pick(task.retry_interval, defaults.retry_interval),
-                    fallback=(
-                        LazyCallable(task.fallback, self.base, isolation) if task.fallback else None
-                    ),
+                    max_retries=retries if task.max_retries is None else task.max_retries,
+                    timeout_seconds=timeout
+                    if task.timeout_seconds is None
+                    else task.timeout_seconds,
+                    retry_interval=interval if task.retry_interval is None else task.retry_interval,
+                    fallback=calls(task.fallback, isolation) if task.fallback else None,
                     when=when,
-                    trigger=Trigger(task.trigger),
+                    trigger=triggers[task.trigger],
                     params=task.with_,
                     description=task.description,
                     ref=task.run,
@@ -280,6 +292,34 @@ class _Builder:
                 )
             )
         return nodes
+
+    def _check_refs(self, specs: Mapping[str, TaskSpec]) -> None:
+        # Thousands of tasks share a handful of references: each is parsed once.
+        messages: dict[str, str | None] = {}
+        for name, task in specs.items():
+            for field, ref in (("run", task.run), ("fallback", task.fallback)):
+                if ref is None:
+                    continue
+                if ref not in messages:
+                    messages[ref] = parse_ref(ref)
+                if messages[ref]:
+                    self.problem(("tasks", name, field), str(messages[ref]))
+            if task.run.startswith("builtin:"):
+                message = builtin_problem(task.run.removeprefix("builtin:"), task.with_)
+                if message:
+                    self.problem(("tasks", name, "with"), message)
+
+    def _check_params(self, specs: Mapping[str, TaskSpec]) -> None:
+        try:  # all at once; one by one only to say where a problem is
+            check_json([task.with_ for task in specs.values()], "with")
+            return
+        except CanonicalError:
+            pass
+        for name, task in specs.items():
+            try:
+                check_json(task.with_, "with")
+            except CanonicalError as exc:
+                self.problem(("tasks", name, "with"), f"parameters are not JSON: {exc}")
 
     def _condition(self, source: str, at: tuple[str | int, ...]) -> Any:
         try:
@@ -306,16 +346,34 @@ class _Builder:
                 continue  # pydantic already reported these with positions
             self.problem(at, problem.message, key=len(at) == 2)
 
-    @staticmethod
-    def _effective(node: TaskNode) -> dict[str, Any]:
-        # As the file set it: dependencies in declared order, numbers as written.
-        return {
-            **task_spec(node),
-            "depends_on": list(node.depends_on),
-            "retry_interval": node.retry_interval,
-            "isolation": getattr(node.fn, "isolation", DEFAULT_ISOLATION),
-            "description": node.description,
-        }
+
+class _Specs(Mapping[str, Mapping[str, Any]]):
+    """Each task's effective spec, made when first asked for: a workbench shows a few, and
+    making all of them cost a tenth of loading 10k tasks."""
+
+    def __init__(self, graph: TaskGraph) -> None:
+        self._graph = graph
+        self._made: dict[str, dict[str, Any]] = {}
+
+    def __getitem__(self, name: str) -> dict[str, Any]:
+        found = self._made.get(name)
+        if found is None:
+            node = self._graph.nodes[name]
+            # As the file set it: dependencies in declared order, numbers as written.
+            found = self._made[name] = {
+                **task_spec(node),
+                "depends_on": list(node.depends_on),
+                "retry_interval": node.retry_interval,
+                "isolation": getattr(node.fn, "isolation", DEFAULT_ISOLATION),
+                "description": node.description,
+            }
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._graph.nodes)
+
+    def __len__(self) -> int:
+        return len(self._graph.nodes)
 
 
 class Condition:
@@ -339,8 +397,14 @@ class Condition:
         return not (isinstance(value, str | list | dict) and not value)
 
 
-def _pick(own: Any, default: Any) -> Any:
-    return default if own is None else own
+def _task_spec(raw: Any) -> TaskSpec | None:
+    """A task that validates on its own in a file that does not (its problems still count)."""
+    if not isinstance(raw, dict):
+        return None
+    try:
+        return TaskSpec.model_validate(raw)
+    except ValidationError:
+        return None
 
 
 def _dotted(loc: tuple[Any, ...]) -> str:

@@ -4,14 +4,28 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+from .limits import MAX_RETRY_INTERVAL_SECONDS, MAX_TIMEOUT_SECONDS
+from .refs import REF_PATTERN
 
 __all__ = ["Defaults", "TaskSpec", "WorkflowSpec"]
 
-NonNegativeInt = Annotated[int, Field(ge=0, le=1000)]
-NonNegativeSeconds = Annotated[float, Field(ge=0)]
-PositiveSeconds = Annotated[float, Field(gt=0)]
-TaskName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_-]{0,127}$")]
+
+def _integral(value: Any) -> Any:
+    """``2.0`` is the integer 2, as JSON Schema reads it (``2.5`` stays a float, refused)."""
+    if type(value) is float and value.is_integer():
+        return int(value)
+    return value
+
+
+NonNegativeInt = Annotated[int, Field(ge=0, le=1000), BeforeValidator(_integral)]
+NonNegativeSeconds = Annotated[
+    float, Field(ge=0, le=MAX_RETRY_INTERVAL_SECONDS, allow_inf_nan=False)
+]
+PositiveSeconds = Annotated[float, Field(gt=0, le=MAX_TIMEOUT_SECONDS, allow_inf_nan=False)]
+TASK_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_-]{0,127}$"
+TaskName = Annotated[str, Field(pattern=TASK_NAME_PATTERN)]
 Ref = Annotated[
     str,
     Field(
@@ -20,6 +34,8 @@ Ref = Annotated[
             "folder, then sys.path) or 'builtin:NAME' (echo, merge, select, sleep, fail)."
         ),
         examples=["tasks.user_profile:check_quota", "builtin:echo"],
+        # In the schema only: the loader checks references itself, with better messages.
+        json_schema_extra={"pattern": REF_PATTERN},
     ),
 ]
 
@@ -50,7 +66,9 @@ class TaskSpec(_Strict):
     run: Ref = Field(description="What the task runs.")
     description: str = ""
     depends_on: list[TaskName] = Field(
-        default_factory=list, description="Tasks whose outputs this one needs."
+        default_factory=list,
+        description="Tasks whose outputs this one needs.",
+        json_schema_extra={"uniqueItems": True},
     )
     max_retries: NonNegativeInt | None = Field(None, description="Retries after the first attempt.")
     retry_interval: NonNegativeSeconds | None = Field(
@@ -65,6 +83,7 @@ class TaskSpec(_Strict):
             "JMESPath over {payload, results}; a false value (false, null, empty) skips the task."
         ),
         examples=["payload.user_id != 'anonymous'"],
+        json_schema_extra={"minLength": 1},
     )
     trigger: Literal["all_succeeded", "none_failed", "all_done"] = Field(
         "all_succeeded", description="Rule over the dependencies' final statuses."
@@ -84,7 +103,11 @@ class WorkflowSpec(_Strict):
     on_failure: Literal["stop", "continue"] = Field(
         "stop", description="stop: cancel what remains; continue: independent branches go on."
     )
-    tasks: dict[str, TaskSpec] = Field(description="Task name -> task.", min_length=1)
+    tasks: dict[str, TaskSpec] = Field(
+        description="Task name -> task.",
+        min_length=1,
+        json_schema_extra={"propertyNames": {"pattern": TASK_NAME_PATTERN}},
+    )
 
 
 def workflow_schema() -> dict[str, Any]:

@@ -13,6 +13,7 @@ from typing import IO, Any, NamedTuple
 
 from ..engine.canonical import CanonicalError, check_json
 from ..engine.errors import HarnessError
+from .limits import current
 
 __all__ = [
     "MAX_PAYLOAD_FILE_BYTES",
@@ -115,6 +116,8 @@ def parse_payload(text: str, what: str = "payload") -> Payload:
             raise PayloadError(f"{what}: cannot read {path}: {exc.strerror}") from None
         except UnicodeDecodeError:
             raise PayloadError(f"{what}: {path} is not UTF-8 text") from None
+        except ValueError:  # os.open refuses a NUL in a path
+            raise PayloadError(f"{what}: cannot read {text[1:]!r}: a NUL in the name") from None
     try:
         value = json.loads(source)
     except json.JSONDecodeError as exc:
@@ -126,9 +129,15 @@ def parse_payload(text: str, what: str = "payload") -> Payload:
     except ValueError:  # an integer past the interpreter's digit limit (CVE-2020-10735)
         raise PayloadError(f"{what}: {too_many_digits()}") from None
     try:
-        check_json(value, "payload")
+        text = check_json(value, "payload")
     except CanonicalError as exc:
         raise PayloadError(f"{what}: {exc}") from None
+    limit = current().payload_bytes
+    if len(text) > limit // 4 and len(text.encode("utf-8")) > limit:
+        raise PayloadError(
+            f"{what}: {len(text.encode('utf-8')):,} bytes as JSON; the limit is {limit:,} "
+            f"(raise it with HARNESS_TUI_LIMITS=payload_bytes=N)"
+        )
     return Payload(value)
 
 

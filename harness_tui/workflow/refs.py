@@ -17,11 +17,16 @@ from typing import Any
 from ..engine.untrusted import quoted
 from .builtins import BUILTINS
 
-__all__ = ["LazyCallable", "ResolveError", "parse_ref"]
+__all__ = ["REF_PATTERN", "LazyCallable", "ResolveError", "parse_ref"]
 
-_REF = re.compile(
-    r"(?P<module>[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*):(?P<attr>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)"
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_REF = re.compile(rf"(?P<module>{_NAME}(?:\.{_NAME})*):(?P<attr>{_NAME}(?:\.{_NAME})*)")
+REF_PATTERN = (
+    rf"^(?:builtin:(?:{'|'.join(sorted(BUILTINS))})"
+    rf"|(?!builtin:){_NAME}(?:\.{_NAME})*:{_NAME}(?:\.{_NAME})*)$"
 )
+"""Every reference :func:`parse_ref` accepts, as a JSON Schema pattern (ASCII classes, so
+that JavaScript and Python regex engines agree)."""
 _import_lock = threading.Lock()
 
 

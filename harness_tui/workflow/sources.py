@@ -6,7 +6,8 @@ import subprocess
 from pathlib import Path
 
 from .errors import Problem, WorkflowError
-from .loader import MAX_BYTES, Workflow, parse_workflow
+from .limits import current
+from .loader import Workflow, parse_workflow
 
 __all__ = ["load_any", "load_source", "split_revision"]
 
@@ -90,8 +91,9 @@ def _git_show(path: str, rev: str, spec: str) -> str:
     )  # fmt: skip
     if shown.returncode != 0:
         raise fail(f"{relative.as_posix()} does not exist at revision {rev!r}")
-    if len(shown.stdout) > MAX_BYTES:
-        raise fail(f"file at {rev!r} is over {MAX_BYTES:,} bytes")
+    limit = current().file_bytes
+    if len(shown.stdout) > limit:
+        raise fail(f"file at {rev!r} is over {limit:,} bytes")
     try:
         return shown.stdout.decode("utf-8")
     except UnicodeDecodeError:

@@ -1,8 +1,16 @@
 from __future__ import annotations
 
+import math
+
 import pytest
 
-from harness_tui.engine.graph import GraphError, TaskGraph, TaskNode
+from harness_tui.engine.graph import (
+    MAX_RETRY_INTERVAL_SECONDS,
+    MAX_TIMEOUT_SECONDS,
+    GraphError,
+    TaskGraph,
+    TaskNode,
+)
 
 
 def nodes(spec: dict[str, list[str]]) -> list[TaskNode]:
@@ -70,6 +78,25 @@ def test_duplicates_and_field_errors_are_collected_together() -> None:
         )
     kinds = sorted(p.kind for p in caught.value.problems)
     assert kinds == ["duplicate", "invalid_field", "invalid_field"]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("timeout_seconds", math.inf, "timeout_seconds must be a number of seconds above 0"),
+        ("timeout_seconds", 1e300, "timeout_seconds must be a number of seconds above 0"),
+        ("timeout_seconds", math.nan, "timeout_seconds must be a number of seconds above 0"),
+        ("retry_interval", math.inf, "retry_interval must be a number of seconds from 0 to"),
+        ("retry_interval", 86_401, "retry_interval must be a number of seconds from 0 to"),
+    ],
+)
+def test_timeouts_and_intervals_are_finite_and_bounded(
+    field: str, value: float, message: str
+) -> None:
+    with pytest.raises(GraphError, match=message):
+        TaskGraph.from_nodes([TaskNode("a", **{field: value})])
+    bound = MAX_TIMEOUT_SECONDS if field == "timeout_seconds" else MAX_RETRY_INTERVAL_SECONDS
+    assert TaskGraph.from_nodes([TaskNode("a", **{field: bound})])["a"] is not None
 
 
 def test_any_declaration_order_and_article_add_task() -> None:

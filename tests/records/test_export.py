@@ -139,7 +139,7 @@ def test_tampered_exports_are_refused_with_one_clear_line(exported: Path, case: 
 
 
 def test_huge_file_is_refused(exported: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(export_module, "MAX_EXPORT_BYTES", 1000)
+    monkeypatch.setenv("HARNESS_TUI_LIMITS", "export_bytes=1000")
     with pytest.raises(RecordError, match="over the 1,000-byte limit"):
         RunRecord.read(exported)
 

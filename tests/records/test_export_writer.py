@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from harness_tui.records import export as export_module
 from harness_tui.records.errors import RecordError
-from harness_tui.records.export import MAX_EXPORT_BYTES, RunRecord, atomic_write, check_target
+from harness_tui.records.export import RunRecord, atomic_write, check_target
+from harness_tui.workflow.limits import ENV_VAR, current
 
 CORPUS = Path(__file__).resolve().parents[1] / "faults" / "corpus"
 
@@ -35,10 +35,10 @@ def test_what_the_reader_would_refuse_is_not_written(
     assert list(tmp_path.iterdir()) == []
     # RunRecord.write applies the reader's own limit.
     record = RunRecord.read(next((Path(__file__).parent / "data").glob("**/*.json")))
-    monkeypatch.setattr(export_module, "MAX_EXPORT_BYTES", 100)
+    assert current().export_bytes == 256 * 1024 * 1024
+    monkeypatch.setenv(ENV_VAR, "export_bytes=100")
     with pytest.raises(RecordError, match="100-byte limit"):
         record.write(tmp_path / "b.json")
-    assert MAX_EXPORT_BYTES == 256 * 1024 * 1024
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,6 @@ import pytest
 from harness_tui.engine.orchestrator import TaskOrchestrator
 from harness_tui.engine.scheduler import DeterministicScheduler
 from harness_tui.schemas import FILES, generate_schema, schema_text
-from harness_tui.workflow import loader
 from harness_tui.workflow.errors import WorkflowError
 from harness_tui.workflow.generate import generate_workflow
 from harness_tui.workflow.loader import load_workflow, parse_workflow
@@ -109,11 +108,10 @@ tasks:
 def test_size_and_task_limits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     big = tmp_path / "big.yaml"
     big.write_text("name: big\n# " + "x" * 200 + "\ntasks: {a: {run: builtin:echo}}\n")
-    monkeypatch.setattr(loader, "MAX_BYTES", 100)
-    with pytest.raises(WorkflowError, match="the limit is 100"):
+    monkeypatch.setenv("HARNESS_TUI_LIMITS", "file_bytes=100")
+    with pytest.raises(WorkflowError, match="file is over 100 bytes, the limit"):
         load_workflow(big)
-    monkeypatch.setattr(loader, "MAX_BYTES", 5 * 1024 * 1024)
-    monkeypatch.setattr(loader, "MAX_TASKS", 3)
+    monkeypatch.setenv("HARNESS_TUI_LIMITS", "tasks=3")
     with pytest.raises(WorkflowError, match="4 tasks; the limit is 3"):
         parse_workflow(generate_workflow(4, "chain"))
 

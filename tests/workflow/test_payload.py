@@ -23,6 +23,8 @@ def test_json_text_and_files_parse_to_the_same_value(tmp_path: Path) -> None:
         ("@/no/such/file.json", "--payload: cannot read /no/such/file.json"),
         ("NaN", "--payload: payload: float is not a JSON value"),
         ("[" * 100_000, "--payload: nested too deeply"),
+        ('"\\ud800"', "--payload: payload: str is not a JSON value (not valid Unicode text"),
+        ("@nul\x00name", "--payload: cannot read 'nul\\x00name': a NUL in the name"),
     ],
 )
 def test_bad_payloads_are_one_line(text: str, message: str) -> None:
@@ -43,3 +45,15 @@ def test_the_editable_text_parses_back() -> None:
     value = {"b": [1, 2.5, None], "a": "é"}
     assert editable_text(value).startswith('{\n  "a": "é"')
     assert parse_payload(editable_text(value)).value == value
+
+
+def test_a_payload_over_the_cap_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = '{"blob": "' + "é" * 600 + '"}'
+    assert parse_payload(text).value == {"blob": "é" * 600}
+    monkeypatch.setenv("HARNESS_TUI_LIMITS", "payload_bytes=1000")
+    with pytest.raises(PayloadError) as caught:
+        parse_payload(text, "--payload")
+    assert str(caught.value) == (
+        "--payload: 1,211 bytes as JSON; the limit is 1,000 "
+        "(raise it with HARNESS_TUI_LIMITS=payload_bytes=N)"
+    )

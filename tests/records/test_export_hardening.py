@@ -1,0 +1,139 @@
+"""Hostile exports: every malformed value and every field that contradicts the trace is one
+line and exit 2, even when the checksum was recomputed to match."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from harness_tui.cli import cli
+from harness_tui.engine.clock import FakeClock
+from harness_tui.engine.orchestrator import TaskOrchestrator
+from harness_tui.records import export as export_module
+from harness_tui.records.errors import RecordError
+from harness_tui.records.export import RunRecord
+from harness_tui.workflow.loader import load_workflow
+
+ROOT = Path(__file__).resolve().parents[2]
+BOMB = (ROOT / "tests/workflow/broken/46_alias_bomb.yaml").read_text()
+
+
+@pytest.fixture(scope="module")
+def document() -> dict[str, Any]:
+    workflow = load_workflow(ROOT / "workflows/agent_triage.yaml")
+    orchestrator = TaskOrchestrator(
+        workflow.graph, clock=FakeClock(tick=0.01), on_failure=workflow.on_failure
+    )
+    run = orchestrator.start(workflow.payload).run_to_end()
+    return RunRecord.from_run(run, workflow).document
+
+
+def _deep(levels: int) -> Any:
+    return json.loads("[" * levels + "]" * levels)
+
+
+def _source(text: str) -> Callable[[dict[str, Any]], None]:
+    def change(d: dict[str, Any]) -> None:
+        d["workflow"]["source"] = text
+        d["workflow"]["digest"] = export_module.digest_text(text)
+
+    return change
+
+
+CASES: dict[str, tuple[Callable[[dict[str, Any]], Any], str]] = {
+    "nan-in-timings": (
+        lambda d: d["timings"][0].update(started_at=float("nan")),
+        "NaN is not a JSON number",
+    ),
+    "infinity-in-payload": (
+        lambda d: d["payload"].update(x=float("-inf")),
+        "-Infinity is not a JSON number",
+    ),
+    "huge-int-in-results": (
+        lambda d: d["results"].update(x=10**2000),
+        "an integer in results has more than 1,000 digits",
+    ),
+    "deep-payload": (
+        lambda d: d["payload"].update(x=_deep(300)),
+        "payload is nested more than 200 levels deep",
+    ),
+    "deep-environment": (
+        lambda d: d["environment"].update(x=_deep(300)),
+        "environment is nested more than 200 levels deep",
+    ),
+    "lone-surrogate": (
+        lambda d: d["environment"].update(x="\ud800"),
+        "$.environment.x: str is not a JSON value (not valid Unicode text",
+    ),
+    "lone-surrogate-in-source": (
+        lambda d: d["workflow"].update(source=d["workflow"]["source"] + "# \udc00\n"),
+        "$.workflow.source: str is not a JSON value (not valid Unicode text",
+    ),
+    "alias-bomb-in-source": (
+        _source(BOMB),
+        "aliases expand to more than 100,000 values (an alias bomb?)",
+    ),
+    "status": (
+        lambda d: d.update(status="failed"),
+        "status 'failed' contradicts the trace (it allows cancelled or succeeded)",
+    ),
+    "status-pending": (
+        lambda d: d.update(status="pending"),
+        "status 'pending' contradicts the trace",
+    ),
+    "plan-index": (lambda d: d["plan"][1].update(index=0), "plan row 1 has index 0"),
+    "timing-seq-outside": (
+        lambda d: d["timings"][0].update(seq=10**40),
+        "a timing for no trace event (seq 10000000000000000000000000000000000000000)",
+    ),
+    "timing-seq-twice": (
+        lambda d: d["timings"][1].update(seq=0),
+        "a second timing for trace event (seq 0)",
+    ),
+    "attempt-not-in-trace": (
+        lambda d: d["attempts"][0].update(attempt=9),
+        "attempt 9 of 'classify' is not in the trace",
+    ),
+    "redaction-keys": (
+        lambda d: d.update(redaction={"keys": ["x"], "replacement": "r", "places": []}),
+        "redaction keys differ from the redacted keys",
+    ),
+    "format-version-number": (
+        lambda d: d.update(format_version=1.1),
+        "format_version must be a string such as '1.1', not the float 1.1",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", CASES, ids=list(CASES))
+def test_hostile_export_is_one_line_and_exit_2(
+    document: dict[str, Any], tmp_path: Path, case: str
+) -> None:
+    change, message = CASES[case]
+    edited = copy.deepcopy(document)
+    change(edited)
+    with contextlib.suppress(ValueError):  # not JSON: the reader must refuse it before
+        edited["checksum"] = export_module._checksum(edited)
+    path = tmp_path / "hostile.json"
+    path.write_text(json.dumps(edited, allow_nan=True), encoding="utf-8")
+    with pytest.raises(RecordError) as caught:
+        RunRecord.read(path)
+    assert str(caught.value).startswith(f"{path}: ")
+    assert message in str(caught.value)
+    result = CliRunner().invoke(cli, ["replay", str(path)])
+    assert result.exit_code == 2
+    assert len(result.stderr.splitlines()) == 1
+    assert message in result.stderr
+
+
+def test_the_untouched_document_is_read(document: dict[str, Any], tmp_path: Path) -> None:
+    path = tmp_path / "fine.json"
+    path.write_text(RunRecord(document).to_text(), encoding="utf-8")
+    assert RunRecord.read(path).status == "succeeded"
