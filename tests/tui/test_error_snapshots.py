@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
-from harness_tui.engine import executors
+from harness_tui.engine import failures
 from harness_tui.tui.widgets.inspector import Inspector
 
 from .conftest import ROOT, make_app, settle, workbench
@@ -38,7 +38,7 @@ def _repo_cwd(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_full_traceback_after_a_failure(snap_compare: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
-        executors, "tb", SimpleNamespace(format_exception=portable_format_exception)
+        failures, "tb", SimpleNamespace(format_exception=portable_format_exception)
     )
 
     async def run_before(pilot: Pilot[Any]) -> None:
