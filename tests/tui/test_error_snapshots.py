@@ -37,9 +37,7 @@ def _repo_cwd(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_full_traceback_after_a_failure(snap_compare: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(
-        failures, "tb", SimpleNamespace(format_exception=portable_format_exception)
-    )
+    monkeypatch.setattr(failures, "tb", SimpleNamespace(format_exception=portable_format_exception))
 
     async def run_before(pilot: Pilot[Any]) -> None:
         await pilot.press("c")
