@@ -89,15 +89,21 @@ def _write_export(record: RunRecord, target: str, fmt: str) -> None:
     from ..records.export import atomic_write
     from ..workflow.limits import current
 
-    text = record.to_text() if fmt == "harness-run" else json.dumps(chrome_trace(record)) + "\n"
+    limit = current().export_bytes
+    if fmt == "harness-run":
+        record, text = record.within(limit)  # logs give way before the export is refused
+    else:
+        text = json.dumps(chrome_trace(record)) + "\n"
     if target == "-":
         echo_json_text(text, nl=False)
         return
     try:
-        atomic_write(target, text, current().export_bytes if fmt == "harness-run" else None)
+        atomic_write(target, text, limit if fmt == "harness-run" else None)
     except OSError as exc:
         die(f"cannot write {target}: {exc.strerror}")
     echo(f"exported: {target}", err=True)
+    if record.document.get("logs_omitted"):
+        echo(f"warning: task logs left out: {record.document['logs_omitted']}", err=True)
 
 
 isolation_option = click.option(

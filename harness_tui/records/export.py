@@ -391,13 +391,34 @@ class RunRecord:
         return _dump(self.document)
 
     def write(self, path: str | Path) -> Path:
-        """Write the export atomically; return the path.
+        """Write the export atomically; return the path. Task logs count against the
+        reader's size limit: when they would take the export over it, they are left out (see
+        :meth:`within`).
 
         Raises:
             RecordError: over the reader's ``export_bytes`` limit, which it would refuse.
         """
-        atomic_write(path, self.to_text(), current().export_bytes)
+        limit = current().export_bytes
+        atomic_write(path, self.within(limit)[1], limit)
         return Path(path)
+
+    def within(self, limit: int) -> tuple[RunRecord, str]:
+        """This export and its text, or, when it is over ``limit`` bytes with task logs in
+        it, the same export without the logs (``logs_omitted`` says why): logs are beside the
+        trace, in no digest, and the first thing to give up for an export the reader opens."""
+        text = self.to_text()
+        if len(text.encode("utf-8")) <= limit or not self.logs:
+            return self, text
+        document = dict(self.document)
+        document["attempts"] = [{**a, "log": None} for a in document.get("attempts") or []]
+        document["unattributed_log"] = None
+        document["logs_omitted"] = (
+            f"the task logs took the export over the {limit:,}-byte limit of the reader"
+        )
+        document.pop("checksum", None)
+        document["checksum"] = _checksum(document)
+        smaller = RunRecord(document, self.source_name)
+        return smaller, smaller.to_text()
 
     # -- reading ----------------------------------------------------------------------------
 

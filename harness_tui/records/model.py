@@ -144,6 +144,9 @@ class RunExport(_Open):
     spec: dict[str, Any] | None = Field(
         None, description="1.1: the code-free spec of a graph defined in Python."
     )
+    logs_omitted: str | None = Field(
+        None, description="1.1: why the task logs were left out (they would not fit)."
+    )
     unattributed_log: AttemptLog | None = Field(
         None,
         description="1.1: what threads wrote after the attempt that started them ended; "
