@@ -57,7 +57,8 @@ redact_option = click.option(
     "--redact",
     default="",
     metavar="KEY,...",
-    help="Replace the values of these keys in payload and results by their digest.",
+    help="Take the values of these keys out of the export (payload, workflow, results, "
+    "errors, logs): each becomes <redacted>.",
 )
 
 
