@@ -26,8 +26,7 @@ def report(run: str, fmt: str, output: str | None, store_path: str | None) -> No
     """Write a report of a run: versions, the DAG by final status, the first failure, the
     trace, the failed tasks' logs, digests, and the commands to replay and verify it."""
     from ..records.export import FileKind, RunRecord, atomic_write, check_target, file_kind
-    from ..records.report import facts, markdown_report
-    from ..records.report_html import html_report
+    from ..records.report_html import render_report
 
     if file_kind(run) is FileKind.EXPORT:
         record = RunRecord.read(run)
@@ -35,8 +34,7 @@ def report(run: str, fmt: str, output: str | None, store_path: str | None) -> No
     else:
         record = _open_store(store_path).export(run)
         source = f"{record.document['workflow']['name']}-{run}.json"
-    found = facts(record, source)
-    text = html_report(found) if fmt == "html" else markdown_report(found)
+    text = render_report(record, fmt, source)
     if output is None:
         echo(text, nl=False)
         return

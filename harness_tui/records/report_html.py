@@ -10,18 +10,24 @@ from __future__ import annotations
 from html import escape
 
 from ..layout import Mode, layout_dag
+from .export import RunRecord
 from .report import (
     Facts,
     commands,
     dependencies,
+    facts,
     failure_logs,
+    markdown_report,
     trace_rows,
     versions,
     visible_block,
 )
 from .timeline import attempt_spans
 
-__all__ = ["html_report"]
+__all__ = ["REPORT_SUFFIXES", "html_report", "render_report"]
+
+REPORT_SUFFIXES = {".md": "markdown", ".markdown": "markdown", ".html": "html", ".htm": "html"}
+"""File name endings that ask for a report rather than an export (the workbench's ``e``)."""
 
 _CELL_X = 8
 _CELL_Y = 16
@@ -187,3 +193,10 @@ def html_report(facts_: Facts) -> str:
     out += ["<h2>Replay and verify</h2>", f"<pre>{_e(chr(10).join(commands(facts_)))}</pre>"]
     out.append("</body></html>")
     return "\n".join(out) + "\n"
+
+
+def render_report(record: RunRecord, fmt: str, source: str) -> str:
+    """The report of ``record`` as ``markdown`` or ``html``; ``source`` names the export in
+    the commands it shows."""
+    found = facts(record, source)
+    return html_report(found) if fmt == "html" else markdown_report(found)

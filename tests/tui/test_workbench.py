@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from textual.message import Message
+from textual.widgets import Input
 
 from harness_tui.records.export import RunRecord
 from harness_tui.tui.messages import RunCompleted, RunHeld, RunPaused, StepFinished
@@ -151,6 +152,26 @@ async def test_export_then_replay_the_export_to_the_same_trace(
         replayed = screen.session.run
         assert replayed.canonical_trace() == [e.canonical() for e in record.events]
         assert replayed.digests() == record.digests
+
+
+async def test_export_to_an_html_name_writes_a_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    app = make_app(USER_PROFILE)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("c")
+        await settle(pilot)
+        await pilot.press("e")
+        await pilot.pause()
+        field = app.screen.query_one("#export-path", Input)
+        field.value = str(tmp_path / "report.html")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert any("wrote the html report" in n.message for n in app._notifications)
+    html = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert html.startswith("<!DOCTYPE html>") and "<svg" in html
+    assert html.count('class="task status-succeeded"') == 4
 
 
 async def test_invalid_file_shows_its_errors_and_the_app_keeps_running(tmp_path: Path) -> None:
