@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -126,3 +127,19 @@ def test_report_of_a_redacted_export_says_what_was_redacted(tmp_path: Path) -> N
     assert result.exit_code == 0, result.output
     assert "Redacted keys: customer" in result.output and "c-1042" not in result.output
     assert "--payload @PAYLOAD.json" in result.output
+
+
+def test_report_of_a_stored_run_by_its_id(tmp_path: Path) -> None:
+    db = str(tmp_path / "runs.db")
+    runner = CliRunner()
+    ran = runner.invoke(
+        cli, ["run", str(ROOT / "workflows/user_profile.yaml"), "--store", db, "-q"]
+    )
+    assert ran.exit_code == 0, ran.output
+    (row,) = json.loads(runner.invoke(cli, ["runs", "--store", db, "--json"]).stdout)
+    result = runner.invoke(cli, ["report", row["id"], "--store", db])
+    assert result.exit_code == 0, result.output
+    assert "# Run report: user\\_profile" in result.output
+    assert row["run_digest"] in result.output
+    missing = runner.invoke(cli, ["report", "no-such-run", "--store", db])
+    assert missing.exit_code == 2 and len(missing.output.strip().splitlines()) == 1

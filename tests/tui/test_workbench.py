@@ -174,6 +174,30 @@ async def test_export_to_an_html_name_writes_a_report(
     assert html.count('class="task status-succeeded"') == 4
 
 
+async def test_a_redacted_export_opens_in_replay_and_steps_through_its_trace(
+    tmp_path: Path,
+) -> None:
+    from harness_tui.records.live import LiveRun
+    from harness_tui.workflow.loader import load_workflow
+
+    workflow = load_workflow(ROOT / "workflows/agent_triage.yaml")
+    live = LiveRun.start(workflow, workflow.payload)
+    live.drive()
+    exported = live.export(redact=["customer", "ticket"]).write(tmp_path / "red.json")
+    record = RunRecord.read(exported)
+    app = make_app(exported, replay=True)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = workbench(app)
+        assert screen.session is not None and screen.session.replay
+        assert screen.session.payload["customer"] == "<redacted>"
+        await pilot.press("c")
+        await settle(pilot)
+        replayed = screen.session.run.events
+        assert [(e.task, e.status, e.attempt) for e in replayed] == [
+            (e.task, e.status, e.attempt) for e in record.events
+        ]
+
+
 async def test_invalid_file_shows_its_errors_and_the_app_keeps_running(tmp_path: Path) -> None:
     broken = tmp_path / "broken.yaml"
     broken.write_text(
