@@ -43,7 +43,7 @@ _CLASSES = {
     "skipped": "fill:#eeeeee,stroke:#888888",
     "failed": "fill:#f8d7da,stroke:#c62828",
     "timed_out": "fill:#f8d7da,stroke:#c62828",
-    "upstream_failed": "fill:#fde2e4,stroke:#c62828,stroke-dasharray:4",
+    "upstream_failed": "fill:#fff7f7,stroke:#c62828,stroke-dasharray:4",
     "cancelled": "fill:#eeeeee,stroke:#c62828",
     "running": "fill:#dbe9f6,stroke:#1565c0",
     "pending": "fill:#ffffff,stroke:#888888",

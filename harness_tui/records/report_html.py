@@ -37,7 +37,7 @@ _FILL = {
     "skipped": ("#eeeeee", "#888888"),
     "failed": ("#f8d7da", "#c62828"),
     "timed_out": ("#f8d7da", "#c62828"),
-    "upstream_failed": ("#fde2e4", "#c62828"),
+    "upstream_failed": ("#fff7f7", "#c62828"),
     "cancelled": ("#eeeeee", "#c62828"),
     "running": ("#dbe9f6", "#1565c0"),
     "pending": ("#ffffff", "#888888"),
@@ -51,6 +51,9 @@ pre { background: #f6f8fa; padding: .8em; overflow-x: auto; white-space: pre-wra
 .status-succeeded { color: #2e7d32; }
 .status-fallback { color: #b8860b; }
 svg text { font: 12px monospace; }
+.legend { margin-right: 1.5em; white-space: nowrap; }
+.swatch { display: inline-block; width: 1em; height: 1em; border: 1px solid; margin-right: .4em;
+  vertical-align: -.15em; border-radius: 3px; }
 """
 
 
@@ -88,16 +91,30 @@ def dag_svg(facts_: Facts) -> str:
     for box in layout.boxes.values():
         status = facts_.final.get(box.task, "pending")
         fill, stroke = _FILL[status]
+        dash = ' stroke-dasharray="4 3"' if status == "upstream_failed" else ""
         parts.append(
             f'<g class="task status-{_e(status)}"><title>{_e(box.task)}: {_e(status)}</title>'
             f'<rect x="{box.x * _CELL_X}" y="{box.y * _CELL_Y + 2}" '
             f'width="{box.width * _CELL_X}" height="{box.height * _CELL_Y - 4}" rx="4" '
-            f'fill="{fill}" stroke="{stroke}"/>'
+            f'fill="{fill}" stroke="{stroke}"{dash}/>'
             f'<text x="{(box.x + 1) * _CELL_X}" y="{(box.mid_y + 0.75) * _CELL_Y}">'
             f"{_e(box.task)}</text></g>"
         )
     parts.append("</svg>")
-    return "".join(parts)
+    return "".join(parts) + _legend(facts_)
+
+
+def _legend(facts_: Facts) -> str:
+    """The colours of the statuses the DAG shows, named."""
+    items = []
+    for status in sorted(set(facts_.final.values())):
+        fill, stroke = _FILL[status]
+        dash = ";border-style:dashed" if status == "upstream_failed" else ""
+        items.append(
+            f'<span class="legend"><span class="swatch" style="background:{fill};'
+            f'border-color:{stroke}{dash}"></span>{_e(status)}</span>'
+        )
+    return f'<p class="legend-row">{"".join(items)}</p>'
 
 
 def timeline_svg(facts_: Facts) -> str:
