@@ -361,7 +361,21 @@ class RunRecord:
         if keys:
             document = redact_document(document, keys, workflow.payload)
         document["checksum"] = _checksum(document)
-        return cls(document)
+        record = cls(document)
+        if keys:
+            record._check_redacted_workflow()
+        return record
+
+    def _check_redacted_workflow(self) -> None:
+        """A redacted export's workflow must still be one (else no reader could open it)."""
+        try:
+            self.workflow  # noqa: B018 - parsing is the check
+        except WorkflowError as exc:
+            keys = ", ".join(self.redacted)
+            raise RecordError(
+                f"cannot redact {keys}: a redacted value is also written where the workflow "
+                f"needs it ({exc.problems[0].message})"
+            ) from None
 
     def to_text(self) -> str:
         """The export's JSON text: ``format`` and ``format_version`` first, then sorted keys;

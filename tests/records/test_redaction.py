@@ -13,6 +13,7 @@ from harness_tui.cli import cli
 from harness_tui.engine.canonical import digest, digest_text
 from harness_tui.engine.clock import FakeClock
 from harness_tui.engine.orchestrator import TaskOrchestrator
+from harness_tui.records.errors import RecordError
 from harness_tui.records.export import RunRecord
 from harness_tui.records.redaction import REPLACEMENT, UNCHECKED
 from harness_tui.records.replay import replay
@@ -148,3 +149,28 @@ def test_agent_triage_redacted_keeps_no_customer_or_ticket(tmp_path: Path) -> No
     text = out.read_text(encoding="utf-8")
     assert "c-1042" not in text and "dashboard is down" not in text
     assert RunRecord.read(out).redacted == ["customer", "ticket"]
+
+
+def test_a_value_the_workflow_also_needs_is_refused_in_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "limits.yaml"
+    path.write_text(
+        "name: limits\npayload: {quota: 250}\ndefaults: {timeout_seconds: 250}\n"
+        "tasks:\n  a: {run: builtin:echo}\n",
+        encoding="utf-8",
+    )
+    workflow = load_workflow(path)
+    run = TaskOrchestrator(workflow.graph).start(workflow.payload).run_to_end()
+    with pytest.raises(RecordError, match=r"^cannot redact quota: a redacted value is also"):
+        RunRecord.from_run(run, workflow, redact=["quota"])
+
+
+def test_a_python_defined_workflow_has_its_spec_redacted(tmp_path: Path) -> None:
+    out = tmp_path / "py.json"
+    workflow = str(ROOT / "workflows/user_profile.py") + ":build_harness"
+    args = ["run", workflow, "--no-store", "-q", "--redact", "user_id", "--export", str(out)]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    assert "u001" not in out.read_text(encoding="utf-8")
+    record = RunRecord.read(out)
+    assert record.document["spec"]["payload"] == {"user_id": REPLACEMENT}
+    assert replay(record).identical
