@@ -28,7 +28,7 @@ def report(run: str, fmt: str, output: str | None, store_path: str | None) -> No
     from ..records.export import FileKind, RunRecord, atomic_write, check_target, file_kind
     from ..records.report_html import render_report
 
-    if file_kind(run) is FileKind.EXPORT:
+    if file_kind(run) is FileKind.EXPORT or os.path.isfile(run):  # a file is read as an export
         record = RunRecord.read(run)
         source = os.path.basename(run)
     else:

@@ -15,11 +15,13 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
-from ..engine.events import Status, TraceEvent
+from ..engine.events import FAILURE_STATUSES, RUN_FAILING_STATUSES, TraceEvent
 from ..engine.untrusted import visible
 from .export import RunRecord
 
 __all__ = [
+    "DASHED",
+    "STATUS_COLOURS",
     "Facts",
     "commands",
     "dependencies",
@@ -33,21 +35,20 @@ __all__ = [
     "visible_block",
 ]
 
-FAILED_STATUSES = frozenset(
-    {Status.FAILED, Status.TIMED_OUT, Status.UPSTREAM_FAILED, Status.CANCELLED}
-)
-# Mermaid class per final status (``pending``: no event; ``running``: no final one yet).
-_CLASSES = {
-    "succeeded": "fill:#d4edda,stroke:#2e7d32",
-    "fallback": "fill:#fff3cd,stroke:#b8860b",
-    "skipped": "fill:#eeeeee,stroke:#888888",
-    "failed": "fill:#f8d7da,stroke:#c62828",
-    "timed_out": "fill:#f8d7da,stroke:#c62828",
-    "upstream_failed": "fill:#fff7f7,stroke:#c62828,stroke-dasharray:4",
-    "cancelled": "fill:#eeeeee,stroke:#c62828",
-    "running": "fill:#dbe9f6,stroke:#1565c0",
-    "pending": "fill:#ffffff,stroke:#888888",
+STATUS_COLOURS: dict[str, tuple[str, str]] = {
+    "succeeded": ("#d4edda", "#2e7d32"),
+    "fallback": ("#fff3cd", "#b8860b"),
+    "skipped": ("#eeeeee", "#888888"),
+    "failed": ("#f8d7da", "#c62828"),
+    "timed_out": ("#f8d7da", "#c62828"),
+    "upstream_failed": ("#fff7f7", "#c62828"),
+    "cancelled": ("#eeeeee", "#c62828"),
+    "running": ("#dbe9f6", "#1565c0"),
+    "pending": ("#ffffff", "#888888"),
 }
+"""Fill and border of a task by its final status (``pending``: no event yet; ``running``: no
+final one), in the Mermaid DAG and the HTML one; ``upstream_failed`` is drawn dashed."""
+DASHED = "upstream_failed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,8 +75,8 @@ def facts(record: RunRecord, source: str) -> Facts:
     final: dict[str, str] = dict.fromkeys(record.plan.names, "pending")
     for event in record.events:
         final[event.task] = str(event.status)
-    first = next((e for e in record.events if e.status in (Status.FAILED, Status.TIMED_OUT)), None)
-    failed = [t for t in record.plan.names if final[t] in FAILED_STATUSES]
+    first = next((e for e in record.events if e.status in FAILURE_STATUSES), None)
+    failed = [t for t in record.plan.names if final[t] in RUN_FAILING_STATUSES]
     return Facts(record, final, first, failed, source)
 
 
@@ -109,7 +110,10 @@ def mermaid_dag(facts_: Facts) -> str:
         for dep in deps:
             lines.append(f"    {ids[dep]} --> {ids[name]}")
     used = sorted(set(facts_.final.values()))
-    lines.extend(f"    classDef {status} {_CLASSES[status]}" for status in used)
+    for status in used:
+        fill, stroke = STATUS_COLOURS[status]
+        dash = ",stroke-dasharray:4" if status == DASHED else ""
+        lines.append(f"    classDef {status} fill:{fill},stroke:{stroke}{dash}")
     return "\n".join(lines)
 
 

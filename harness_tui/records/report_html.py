@@ -12,6 +12,8 @@ from html import escape
 from ..layout import Mode, layout_dag
 from .export import RunRecord
 from .report import (
+    DASHED,
+    STATUS_COLOURS,
     Facts,
     commands,
     dependencies,
@@ -31,17 +33,6 @@ REPORT_SUFFIXES = {".md": "markdown", ".markdown": "markdown", ".html": "html", 
 
 _CELL_X = 8
 _CELL_Y = 16
-_FILL = {
-    "succeeded": ("#d4edda", "#2e7d32"),
-    "fallback": ("#fff3cd", "#b8860b"),
-    "skipped": ("#eeeeee", "#888888"),
-    "failed": ("#f8d7da", "#c62828"),
-    "timed_out": ("#f8d7da", "#c62828"),
-    "upstream_failed": ("#fff7f7", "#c62828"),
-    "cancelled": ("#eeeeee", "#c62828"),
-    "running": ("#dbe9f6", "#1565c0"),
-    "pending": ("#ffffff", "#888888"),
-}
 _STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 70em; color: #222; }
 table { border-collapse: collapse; margin: .5em 0; }
@@ -90,8 +81,8 @@ def dag_svg(facts_: Facts) -> str:
             )
     for box in layout.boxes.values():
         status = facts_.final.get(box.task, "pending")
-        fill, stroke = _FILL[status]
-        dash = ' stroke-dasharray="4 3"' if status == "upstream_failed" else ""
+        fill, stroke = STATUS_COLOURS[status]
+        dash = ' stroke-dasharray="4 3"' if status == DASHED else ""
         parts.append(
             f'<g class="task status-{_e(status)}"><title>{_e(box.task)}: {_e(status)}</title>'
             f'<rect x="{box.x * _CELL_X}" y="{box.y * _CELL_Y + 2}" '
@@ -108,8 +99,8 @@ def _legend(facts_: Facts) -> str:
     """The colours of the statuses the DAG shows, named."""
     items = []
     for status in sorted(set(facts_.final.values())):
-        fill, stroke = _FILL[status]
-        dash = ";border-style:dashed" if status == "upstream_failed" else ""
+        fill, stroke = STATUS_COLOURS[status]
+        dash = ";border-style:dashed" if status == DASHED else ""
         items.append(
             f'<span class="legend"><span class="swatch" style="background:{fill};'
             f'border-color:{stroke}{dash}"></span>{_e(status)}</span>'
@@ -131,7 +122,7 @@ def timeline_svg(facts_: Facts) -> str:
         f'height="{height}" role="img" aria-label="timeline">'
     ]
     for i, span in enumerate(spans):
-        fill, stroke = _FILL.get(str(span.status), _FILL["pending"])
+        fill, stroke = STATUS_COLOURS.get(str(span.status), STATUS_COLOURS["pending"])
         x = label_w + (span.start - start) / total * bar_w
         w = max((span.end - span.start) / total * bar_w, 1.0)
         y = i * row_h
