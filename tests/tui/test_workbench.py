@@ -314,9 +314,12 @@ async def test_palette_commands_call_the_same_actions() -> None:
     app = make_app(USER_PROFILE)
     async with app.run_test(size=SIZE) as pilot:
         titles = [c.title for c in app.get_system_commands(app.screen)]
-        assert {"run: Step", "run: Continue", "breakpoint: Toggle", "file: Export run"} <= set(
-            titles
-        )
+        assert {
+            "run: Step",
+            "run: Continue",
+            "breakpoint: Toggle",
+            "file: Export run or report",
+        } <= set(titles)
         command = next(c for c in app.get_system_commands(app.screen) if c.title == "run: Step")
         command.callback()
         await settle(pilot)
