@@ -57,7 +57,8 @@ redact_option = click.option(
     "--redact",
     default="",
     metavar="KEY,...",
-    help="Replace the values of these keys in payload and results by their digest.",
+    help="Take the values of these keys out of the export (payload, workflow, results, "
+    "errors, logs): each becomes <redacted>.",
 )
 
 
@@ -495,12 +496,18 @@ def replay(file: str, as_json: bool) -> None:
             json.dumps(
                 {
                     "identical": report.identical,
+                    "unchecked": list(report.unchecked),
                     "events": len(report.run.events),
                     "digests": report.run.digests(),
                     "differences": [d.to_json() for d in report.diff.differences],
                 },
                 indent=2,
             )
+        )
+    elif report.identical and report.unchecked:
+        echo(
+            f"replayed {len(report.run.events)} events of {shown(record.workflow.name)}: the same "
+            f"tasks, statuses and attempts; not checked (redacted): {', '.join(report.unchecked)}"
         )
     elif report.identical:
         echo(

@@ -109,6 +109,10 @@ class Redaction(_Open):
     keys: list[str]
     replacement: str
     places: list[str] = Field(default_factory=list)
+    unchecked: list[str] = Field(
+        default_factory=list,
+        description="The reader's checks skipped because they need the redacted values.",
+    )
 
 
 class Digests(_Open):
