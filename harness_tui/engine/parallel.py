@@ -176,8 +176,9 @@ class ParallelPool:
                 heapq.heapify(self._ready)
             self._start(index)
         self.dispatch()
-        job = self._jobs.pop(index)
-        job.done.wait()
+        job = self._jobs[index]
+        job.done.wait()  # still in _jobs meanwhile: a stop reaches the very job waited for
+        self._jobs.pop(index, None)
         if job.error is not None:
             raise job.error
         self._record(job)
@@ -238,13 +239,13 @@ def _cancel(job: _Job) -> None:
 
 def executor_factory(executor: Executor) -> Callable[[], Executor] | None:
     """How to give each worker thread its own executor like ``executor``: a
-    :class:`SerialExecutor` is copied (timeouts by thread: signals belong to the main
-    thread); None when ``executor`` is shared as it is (it must be thread-safe)."""
+    :class:`SerialExecutor` is copied, running every attempt in its own thread (timeouts by
+    thread: signals belong to the main thread; and a stop must reach an attempt without a
+    timeout too); None when ``executor`` is shared as it is (it must be thread-safe)."""
     if isinstance(executor, SerialExecutor):
-        isolate = executor.isolate
 
         def make() -> Executor:
-            return SerialExecutor(isolate=isolate, timeouts="thread")
+            return SerialExecutor(isolate=True, timeouts="thread")
 
         return make
     copy: Callable[[], Executor] | None = getattr(executor, "for_thread", None)

@@ -36,7 +36,7 @@ def task_spec(node: TaskNode) -> dict[str, Any]:
         "retry_interval": float(node.retry_interval),
         "timeout_seconds": node.timeout_seconds,
         "fallback": _ref(node.fallback, node.fallback_ref),
-        "when": node.when_source or (None if node.when is None else repr(node.when)),
+        "when": node.when_source or (None if node.when is None else _ref(node.when, "")),
         "trigger": node.trigger.value,
         "with": dict(node.params),
     }

@@ -20,8 +20,11 @@ from ..engine.clock import Clock, SystemClock
 from ..engine.diff import json_changes
 from ..engine.events import Status, ends_task
 from ..engine.executors import AttemptCall, Executor, Outcome, RecordedExecutor, SerialExecutor
+from ..engine.graph import TaskNode
 from ..engine.spec import task_spec
+from ..workflow.errors import WorkflowError
 from ..workflow.loader import Workflow
+from ..workflow.python_source import load_python, python_spec
 from .errors import RecordError
 from .export import RunRecord
 
@@ -75,7 +78,7 @@ def plan_fork(record: RunRecord, task: str, workflow: Workflow | None = None) ->
     if record.redacted:
         raise ForkError(f"{name}: a redacted export cannot be re-run (its outputs were replaced)")
     recorded = record.workflow
-    target = workflow if workflow is not None else recorded
+    target = workflow if workflow is not None else _runnable(record, recorded)
     if task not in target.graph.nodes:
         raise ForkError(f"{name}: no task {task!r} in workflow {target.name!r}")
     rerun = {task, *target.graph.descendants(task)}
@@ -89,12 +92,39 @@ def plan_fork(record: RunRecord, task: str, workflow: Workflow | None = None) ->
     return Fork(target, record.payload, task, kept, (record.digests["run"], task), record)
 
 
+def _runnable(record: RunRecord, recorded: Workflow) -> Workflow:
+    """The record's own workflow, with code to run: a workflow file's (its references import
+    when they run), or a Python-defined one imported again from ``file.py:factory`` (its
+    embedded spec has no code), refused when that module no longer matches the record."""
+    if python_spec(recorded) is None:
+        return recorded
+    try:
+        current = load_python(recorded.path)
+    except WorkflowError as exc:
+        raise ForkError(
+            f"{record.source_name}: this run was defined in Python and {recorded.path} cannot "
+            f"be loaded here ({exc.problems[0].message}); give --workflow FILE.py:factory"
+        ) from None
+    return current
+
+
+def _comparable(node: TaskNode) -> dict[str, Any]:
+    """A task's spec as a re-run compares it: references with or without the ``python:``
+    mark of an embedded spec read the same."""
+    spec = task_spec(node)
+    for key in ("run", "fallback", "when"):
+        value = spec[key]
+        if isinstance(value, str):
+            spec[key] = value.removeprefix("python:")
+    return spec
+
+
 def _check_kept_unchanged(recorded: Workflow, current: Workflow, kept: frozenset[str],
                           task: str) -> None:  # fmt: skip
     """Refuse a kept task whose spec (or dependencies) differs from the record's."""
     for name in sorted(kept, key=list(current.graph.nodes).index):
-        old = task_spec(recorded.graph.nodes[name])
-        new = task_spec(current.graph.nodes[name])
+        old = _comparable(recorded.graph.nodes[name])
+        new = _comparable(current.graph.nodes[name])
         if old != new:
             change = json_changes(old, new)[0]
             where = change["path"].removeprefix("$.")

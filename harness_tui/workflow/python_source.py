@@ -14,11 +14,13 @@ verifies where the module cannot be imported; ``when`` outcomes come from the re
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import io
 import json
 import re
 import sys
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +31,7 @@ from ..engine.harness import Harness
 from ..engine.orchestrator import OnFailure
 from ..engine.scheduler import DeterministicScheduler
 from ..engine.spec import task_spec
+from ..engine.untrusted import shorten, visible
 from .errors import Problem, WorkflowError
 from .loader import Workflow
 
@@ -74,8 +77,9 @@ def load_python(spec: str) -> Workflow:
         source = file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise _problem(spec, f"cannot read {file}: {exc}") from None
-    module = _import(file, spec)
-    built = _build(module, match["attr"], spec)
+    with _printed_to_stderr():  # stdout may be the JSON of `--export -` or `plan --json`
+        module = _import(file, spec)
+        built = _build(module, match["attr"], spec)
     graph = built.graph if isinstance(built, Harness) else built
     on_failure = OnFailure(getattr(module, "ON_FAILURE", "stop"))
     payload = getattr(module, "PAYLOAD", getattr(module, "payload", {}))
@@ -95,6 +99,20 @@ def graph_workflow(graph: TaskGraph, payload: Any, name: str = "debug",
     """A workflow over a graph built in this process (``debug()``): no file, no module."""
     document = spec_of(graph, name, "", OnFailure(on_failure), payload, "")
     return _workflow(document, f"<{name}>", graph)
+
+
+@contextlib.contextmanager
+def _printed_to_stderr() -> Iterator[None]:
+    """What the user's module prints while it is imported and its factory called goes to
+    stderr, escape sequences shown, never to stdout (where it would corrupt JSON output)."""
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            yield
+    finally:
+        text = out.getvalue() + err.getvalue()
+        if text:
+            sys.stderr.write(visible(shorten(text, 10_000), multiline=True).rstrip("\n") + "\n")
 
 
 def _problem(spec: str, message: str) -> WorkflowError:
@@ -177,7 +195,7 @@ def spec_of(
             if fields[key] is not None:
                 fields[key] = f"python:{fields[key]}"
         if node.when is not None and not node.when_source:
-            fields["when"] = f"python:{_qualname(node.when)}"
+            fields["when"] = f"python:{fields['when']}"
         tasks[task] = {**fields, "description": node.description}
     return {
         "format": SPEC_FORMAT,
@@ -188,10 +206,6 @@ def spec_of(
         "module_digest": module_digest,
         "tasks": tasks,
     }
-
-
-def _qualname(fn: Callable[..., Any]) -> str:
-    return f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', repr(fn))}"
 
 
 def _workflow(document: Mapping[str, Any], path: str, graph: TaskGraph) -> Workflow:

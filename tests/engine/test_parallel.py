@@ -151,3 +151,24 @@ def test_a_stop_mode_failure_abandons_later_work_as_serial_records_it() -> None:
     parallel.run_to_end()
     assert parallel.canonical_trace() == serial.canonical_trace()
     assert parallel.task_status("cleanup") is Status.SUCCEEDED
+
+
+def test_a_stop_reaches_the_task_being_waited_for_even_without_a_timeout() -> None:
+    forever = threading.Event()
+
+    def hang(inputs: Mapping[str, Any]) -> int:
+        forever.wait()
+        return 1
+
+    nodes = [TaskNode("h", hang, timeout_seconds=None), TaskNode("g", hang, timeout_seconds=60),
+             TaskNode("cleanup", lambda i: "clean", depends_on=("h", "g"),
+                      trigger=Trigger.ALL_DONE)]  # fmt: skip
+    run = TaskOrchestrator(TaskGraph.from_nodes(nodes), workers=4).start({})
+    threading.Timer(0.3, run.cancel).start()
+    started = time.monotonic()
+    run.run_to_end()
+    forever.set()
+    assert time.monotonic() - started < 5
+    assert run.status.value == "cancelled"
+    assert run.task_status("h") is Status.CANCELLED and run.task_status("g") is Status.CANCELLED
+    assert run.task_status("cleanup") is Status.SUCCEEDED  # the first stop keeps cleanups

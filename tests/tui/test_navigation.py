@@ -110,3 +110,34 @@ async def test_rerun_from_the_selected_task_keeps_the_others(fixable: Path) -> N
         assert screen.session.run.status.value == "succeeded"
         assert module.CALLS == ["transform"]  # fetch kept what it did
         assert screen.session.export_record().document["forked_from"]["task"] == "transform"
+
+
+async def test_f_in_replay_asks_before_running_the_exports_code(
+    fixable: Path, tmp_path: Path
+) -> None:
+    from harness_tui.tui.modals.confirm import ConfirmModal
+
+    app = make_app(fixable)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("c")
+        await settle(pilot)
+        export = workbench(app).session.export_record().write(tmp_path / "run.json")  # type: ignore[union-attr]
+    sys.modules["nav_tasks"].CALLS.clear()
+    replay = make_app(export)
+    async with replay.run_test(size=SIZE) as pilot:
+        screen = workbench(replay)
+        screen._select("transform")
+        await pilot.press("F")
+        await pilot.pause()
+        assert (
+            isinstance(replay.screen, ConfirmModal) and "runs task code" in replay.screen.question
+        )
+        await pilot.press("n")
+        await pilot.pause()
+        assert screen.session is not None and screen.session.replay  # still only a replay
+        await pilot.press("F")
+        await pilot.pause()
+        await pilot.press("y")
+        await settle(pilot)
+        assert not screen.session.replay and screen.session.live.forked_from is not None
+    assert sys.modules["nav_tasks"].CALLS == []  # nothing ran before the user stepped

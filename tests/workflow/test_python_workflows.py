@@ -215,3 +215,35 @@ def test_a_stored_python_run_exports_and_resumes(tmp_path: Path) -> None:
     whole = tmp_path / "whole.json"
     assert harness("run", PY_DEMO, "--no-store", "-q", "--export", str(whole))[0] == 0
     assert record.digests == RunRecord.read(whole).digests
+
+
+def test_a_python_run_reruns_and_diffs_against_its_yaml_twin_stably(tmp_path: Path) -> None:
+    export = tmp_path / "py.json"
+    assert harness("run", PY_DEMO, "--no-store", "-q", "--export", str(export))[0] == 0
+    for extra in ([], ["--workflow", PY_DEMO]):  # the module is imported again either way
+        code, _, err = harness("rerun", str(export), "--from", "check_quota", "--no-store",
+                               "-q", *extra)  # fmt: skip
+        assert code == 0, err
+    code, out, _ = harness("diff", YAML_DEMO, PY_DEMO)
+    assert "~ check_quota: when: \"payload.user_id != 'anonymous'\" -> " in out
+    assert "user_profile:known_user" in out and " at 0x" not in out
+
+
+def test_what_a_module_prints_on_import_stays_off_stdout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "noisy.py").write_text(
+        'print("IMPORTED \\x1b]0;TITLE\\x07")\n'
+        "from harness_tui import Harness\n"
+        "def build():\n"
+        '    print("building")\n'
+        "    h = Harness()\n"
+        '    h.register("a", lambda i: 1)\n'
+        "    return h\n"
+    )
+    sys.modules.pop("noisy", None)
+    code, out, err = harness("plan", "noisy.py:build", "--json")
+    sys.modules.pop("noisy", None)
+    assert code == 0 and json.loads(out)["workflow"] == "noisy"
+    assert "IMPORTED \\x1b]0;TITLE\\x07" in err and "building" in err and "\x1b" not in err

@@ -10,6 +10,7 @@ marked running (with its elapsed time) as soon as it starts. A mixin of
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from textual import events, work
@@ -95,7 +96,22 @@ class RunControl(Screen[None]):
         if task is None:
             self.notify("select a task first (arrows, or / to find one)")
             return
-        self._replace_run(f"re-run from {task}", lambda: self._rerun_now(task))
+        if not self.session.replay:
+            self._replace_run(f"re-run from {task}", lambda: self._rerun_now(task))
+            return
+        # A replay runs no code; a re-run does, the code this export names: ask first.
+        from ..modals.confirm import ConfirmModal
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._replace_run(f"re-run from {task}", lambda: self._rerun_now(task))
+
+        folder = Path(self.session.workflow.path).parent
+        question = (
+            f"Re-running from {task} runs task code: the modules this export names, imported "
+            f"from {folder} and your Python path. Run it?"
+        )
+        self.app.push_screen(ConfirmModal(question, "Run the code"), answered)
 
     def _rerun_now(self, task: str) -> bool:
         """Fork the run on screen at ``task`` (a new, live run); it waits for a step."""
