@@ -89,7 +89,8 @@ def validate(files: tuple[str, ...]) -> None:
         if not is_python_ref(path):
             for line, column, message in yaml11_differences(workflow.source):
                 echo_error_line(f"{shown(path)}:{line}:{column}: warning: {message}")
-        echo(f"ok: {shown(path)} ({len(workflow.graph)} tasks)")
+        count = len(workflow.graph)
+        echo(f"ok: {shown(path)} ({count} task{'s' * (count != 1)})")
     sys.exit(EXIT_INVALID if bad else 0)
 
 

@@ -244,6 +244,8 @@ def run(
     if run_id and not quiet:
         echo(f"run id: {run_id}", err=True)
     jsonl: IO[str] | None = None
+    if jsonl_path == "-":
+        die("--jsonl -: give a file name (stdout carries only --export -)")
     if jsonl_path:
         try:
             jsonl = open(jsonl_path, "w", encoding="utf-8")  # noqa: SIM115 - closed below

@@ -157,7 +157,7 @@ def _build(module: Any, attr: str, spec: str) -> Harness | TaskGraph:
         except BaseException as exc:  # user code: any failure (SystemExit too) is one line
             raise _problem(spec, f"{attr}() failed: {type(exc).__name__}: {exc}") from None
     if not isinstance(value, (Harness, TaskGraph)):
-        raise _problem(spec, f"{attr} gave a {type(value).__name__}, not a Harness or TaskGraph")
+        raise _problem(spec, f"{attr} gave {type(value).__name__!r}, not a Harness or TaskGraph")
     return value
 
 

@@ -110,7 +110,7 @@ def test_an_export_replays_and_diffs_where_the_module_cannot_be_imported(
         ("raise SystemExit(3)\n", "mod.py:build", "importing "),
         ("def build():\n    raise ValueError('no db')\n", "mod.py:build",
          "build() failed: ValueError: no db"),
-        ("def build():\n    return 42\n", "mod.py:build", "build gave a int, not a Harness"),
+        ("def build():\n    return 42\n", "mod.py:build", "build gave 'int', not a Harness"),
         ("def build():\n    return 42\n", "mod.py:build@HEAD",
          "cannot be read at a git revision"),
     ],

@@ -154,4 +154,5 @@ def _status(log: AttemptLog | None) -> str:
         return "truncated: more was written than the log keeps"
     if not log.text:
         return "nothing printed or logged"
-    return f"{log.text.count(chr(10))} lines"
+    count = log.text.count(chr(10))
+    return "1 line" if count == 1 else f"{count} lines"
