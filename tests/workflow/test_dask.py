@@ -239,3 +239,17 @@ def test_worker_addresses_are_numbered_by_first_use(local_cluster: DaskCluster) 
     first = local_cluster.number("tcp://192.0.2.1:1")
     assert local_cluster.number("tcp://192.0.2.2:1") == first + 1
     assert local_cluster.number("tcp://192.0.2.1:1") == first
+
+
+def test_a_stopped_run_resumes_on_dask_to_the_serial_digest(
+    scheduler_address: str, tmp_path: Path
+) -> None:
+    from tests.records.test_store_leases import CHAIN, status, stopped_run
+
+    path = tmp_path / "runs.db"
+    run_id = stopped_run(path)
+    args = ["resume", run_id, "--store", str(path), "--executor", f"dask={scheduler_address}"]
+    resumed = CliRunner().invoke(cli, args)
+    assert resumed.exit_code == 0, resumed.output
+    serial = TaskOrchestrator(CHAIN.graph).start(CHAIN.payload).run_to_end()
+    assert status(path) == ("succeeded", serial.digest)
