@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ from distributed import WorkerPlugin, get_worker
 
 from ..engine.capture import LogBuffer, current, install
 from .isolated import _attempt, _Inputs
-from .refs import LazyCallable
+from .refs import LazyCallable, _import_lock
 
 __all__ = ["FolderPlugin", "remote_attempt"]
 
@@ -38,6 +39,8 @@ def remote_attempt(
     """
     worker = get_worker()
     base = os.path.join(worker.local_directory, folder) if folder else ""
+    if base:
+        _forget_others(ref.partition(":")[0].split(".")[0], Path(base))
     inputs = _Inputs(json.loads(request))
     log = LogBuffer("", 0, limit) if limit else None
     if log is not None:
@@ -52,6 +55,23 @@ def remote_attempt(
         reply["log"] = log.snapshot()
     reply["worker"] = worker.address
     return reply
+
+
+def _forget_others(top: str, base: Path) -> None:
+    """Drop module ``top`` (and its submodules) from the worker's imports when ``base``
+    provides it but it was imported from elsewhere: another workflow's module of the same
+    name, or an earlier version of this folder (a long-lived cluster, an edited task)."""
+    if not ((base / top).is_dir() or (base / f"{top}.py").is_file()):
+        return
+    with _import_lock:
+        module = sys.modules.get(top)
+        if module is None:
+            return
+        where = getattr(module, "__file__", None) or next(iter(getattr(module, "__path__", [])), "")
+        if where and Path(where).resolve().is_relative_to(base.resolve()):
+            return
+        for name in [n for n in sys.modules if n == top or n.startswith(top + ".")]:
+            del sys.modules[name]
 
 
 def _timed(ref: str, base: str, inputs: dict[str, Any], timeout: float | None) -> dict[str, Any]:

@@ -253,3 +253,38 @@ def test_a_stopped_run_resumes_on_dask_to_the_serial_digest(
     assert resumed.exit_code == 0, resumed.output
     serial = TaskOrchestrator(CHAIN.graph).start(CHAIN.payload).run_to_end()
     assert status(path) == ("succeeded", serial.digest)
+
+
+def test_modules_of_the_same_name_in_two_folders_do_not_mix(
+    remote_cluster: DaskCluster, tmp_path: Path
+) -> None:
+    results = []
+    for version in (1, 2):
+        folder = tmp_path / f"v{version}"
+        folder.mkdir()
+        (folder / "dask_same_name.py").write_text(f"def get(inputs):\n    return {version}\n")
+        (folder / "flow.yaml").write_text("name: same\ntasks:\n  get: {run: dask_same_name:get}\n")
+        workflow = load_workflow(folder / "flow.yaml")
+        executor = DaskExecutor(remote_cluster)
+        for _ in range(2):  # twice: on each of the two workers, whichever comes
+            orchestrator = TaskOrchestrator(workflow.graph, executor=executor, workers=2)
+            results.append(orchestrator.start({}).run_to_end().results["get"])
+    assert results == [1, 1, 2, 2]
+
+
+def test_a_worker_forgets_a_module_that_another_folder_provides(tmp_path: Path) -> None:
+    from harness_tui.workflow.cluster_worker import _forget_others
+    from harness_tui.workflow.refs import LazyCallable
+
+    folders = [tmp_path / "a", tmp_path / "b"]
+    for version, folder in enumerate(folders, start=1):
+        folder.mkdir()
+        (folder / "dask_forget_probe.py").write_text(f"def get(inputs):\n    return {version}\n")
+    try:
+        assert LazyCallable("dask_forget_probe:get", folders[0])({}) == 1
+        _forget_others("dask_forget_probe", folders[0])  # its own folder: kept
+        assert "dask_forget_probe" in sys.modules
+        _forget_others("dask_forget_probe", folders[1])
+        assert LazyCallable("dask_forget_probe:get", folders[1])({}) == 2
+    finally:
+        sys.modules.pop("dask_forget_probe", None)
