@@ -198,6 +198,23 @@ def direct(
     return time.perf_counter() - started
 
 
+def cores_free(n: int) -> float:
+    """How parallel this machine is now: two processes burning at once against one after
+    the other (2.0 on two idle cores; other load on a shared machine lowers it)."""
+    import multiprocessing
+
+    from cpu_tasks import burn
+
+    with multiprocessing.get_context("spawn").Pool(2) as pool:
+        pool.map(burn, [1000, 1000])  # started
+        started = time.perf_counter()
+        pool.map(burn, [n], chunksize=1)
+        one = time.perf_counter() - started
+        started = time.perf_counter()
+        pool.map(burn, [n, n], chunksize=1)
+        return 2 * one / (time.perf_counter() - started)
+
+
 def on_dask(rounds: int) -> None:
     try:
         from harness_tui.workflow.cluster import DaskCluster
@@ -212,6 +229,8 @@ def on_dask(rounds: int) -> None:
           "(not in the times below)")  # fmt: skip
     try:
         n = calibrate()
+        print(f"this machine now: 2 processes run {cores_free(n):.2f}x as fast as 1 "
+              "(the ceiling of the speed-up below)")  # fmt: skip
         cpu, chain = cpu_graph(n), chain_graph()
         on_cluster(cpu, cluster, 2), on_cluster(chain, cluster, 2)  # warm the workers up
         serial = min(ours(cpu, 1) for _ in range(rounds))
