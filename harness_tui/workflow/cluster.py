@@ -143,6 +143,7 @@ class DaskCluster:
 
     def __init__(self, address: str | None = None, workers: int | None = None) -> None:
         try:
+            import dask
             from distributed import Client, LocalCluster
 
             from .cluster_worker import FolderPlugin, remote_attempt
@@ -153,6 +154,9 @@ class DaskCluster:
             if address:
                 self.client: Any = Client(address, timeout="10s")
             else:
+                # A task that kills its worker fails its attempt at once; Dask does not try it
+                # again on another worker (retries are the harness's).
+                dask.config.set({"distributed.scheduler.allowed-failures": 0})
                 self.cluster = LocalCluster(
                     n_workers=workers or os.cpu_count() or 1,
                     threads_per_worker=1,
@@ -286,8 +290,10 @@ class DaskExecutor:
     def _outcome(self, future: Any, call: AttemptCall) -> Outcome:
         try:
             reply: Mapping[str, Any] = future.result()
-        except Exception as exc:  # the worker died, or Dask gave up on the task
-            return Outcome("error", error={"type": "DaskError", "message": f"{exc}"})
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # the worker died, Dask gave up on it, or cancelled it
+            return _lost(exc)
         if call.log is not None and reply.get("log") is not None:
             call.log.load(reply["log"])
         worker = self.cluster.number(str(reply.get("worker", "")))
@@ -309,3 +315,14 @@ class DaskExecutor:
             future = self._future
         if future is not None:
             future.cancel()
+
+
+def _lost(exc: BaseException) -> Outcome:
+    """An attempt Dask could not bring back. The error enters the canonical trace, so it
+    names no worker address or task key (those go to the traceback, kept beside it)."""
+    kind = type(exc).__name__
+    if kind == "KilledWorker":
+        message = "the Dask worker running the attempt died (or was killed)"
+    else:
+        message = f"Dask could not run the attempt ({kind})"
+    return Outcome("error", error={"type": "DaskError", "message": message}, traceback=f"{exc}")

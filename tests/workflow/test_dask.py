@@ -288,3 +288,20 @@ def test_a_worker_forgets_a_module_that_another_folder_provides(tmp_path: Path) 
         assert LazyCallable("dask_forget_probe:get", folders[1])({}) == 2
     finally:
         sys.modules.pop("dask_forget_probe", None)
+
+
+def test_a_task_that_kills_its_worker_fails_with_a_deterministic_error(
+    local_cluster: DaskCluster, tmp_path: Path
+) -> None:
+    (tmp_path / "dask_dying.py").write_text("import os\n\ndef die(inputs):\n    os._exit(3)\n")
+    (tmp_path / "flow.yaml").write_text("name: die\ntasks:\n  die: {run: dask_dying:die}\n")
+    workflow = load_workflow(tmp_path / "flow.yaml")
+    run = TaskOrchestrator(workflow.graph, executor=DaskExecutor(local_cluster), workers=2)
+    done = run.start({}).run_to_end()
+    (failed,) = [e for e in done.context.state.events if e.status is Status.FAILED]
+    assert failed.error == {
+        "type": "DaskError",
+        "message": "the Dask worker running the attempt died (or was killed)",
+    }
+    assert "die-1-" in (failed.traceback or "")  # Dask's own words, beside the trace
+    local_cluster.client.wait_for_workers(2, timeout=60)  # the nanny starts another
