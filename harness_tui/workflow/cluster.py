@@ -156,14 +156,14 @@ class DaskCluster:
             else:
                 # A task that kills its worker fails its attempt at once; Dask does not try it
                 # again on another worker (retries are the harness's).
-                dask.config.set({"distributed.scheduler.allowed-failures": 0})
-                self.cluster = LocalCluster(
-                    n_workers=workers or os.cpu_count() or 1,
-                    threads_per_worker=1,
-                    processes=True,
-                    dashboard_address=None,
-                    scheduler_kwargs={"dashboard": False},
-                )
+                with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+                    self.cluster = LocalCluster(
+                        n_workers=workers or os.cpu_count() or 1,
+                        threads_per_worker=1,
+                        processes=True,
+                        dashboard_address=None,
+                        scheduler_kwargs={"dashboard": False},
+                    )
                 self.client = Client(self.cluster)
         except (OSError, TimeoutError) as exc:
             where = quoted(address or "")
