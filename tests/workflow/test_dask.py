@@ -7,6 +7,7 @@ folder of its own (nothing of the tests' is on their path: the task folders are 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -53,8 +54,6 @@ def _wait_for_file(path: Path, process: subprocess.Popen[bytes]) -> None:
 @pytest.fixture(scope="session")
 def scheduler_address() -> Iterator[str]:
     """A real scheduler and two workers, each process in its own empty folder."""
-    import json
-
     with tempfile.TemporaryDirectory(prefix="harness-dask-") as root:
         folders = [Path(root) / name for name in ("scheduler", "worker1", "worker2")]
         for folder in folders:
@@ -199,8 +198,7 @@ def test_the_cli_runs_and_verifies_on_an_existing_cluster(
     args = ["run", path, "--no-store", "-q", "--export", "-", "--executor", executor]
     dask = CliRunner().invoke(cli, args)
     assert dask.exit_code == 0, dask.output
-    export = __import__("json").loads(dask.stdout)
-    assert export["digests"] == __import__("json").loads(serial.stdout)["digests"]
+    assert json.loads(dask.stdout)["digests"] == json.loads(serial.stdout)["digests"]
     verify = CliRunner().invoke(cli, ["verify", path, "--executor", executor])
     assert verify.exit_code == 0, verify.output
     assert "deterministic: 2 runs" in verify.stdout
