@@ -8,7 +8,16 @@ so that ``validate`` and ``plan`` start fast.
 
 from __future__ import annotations
 
-from . import check_cmds, diff_cmd, records_cmds, rerun_cmd, tui_cmds
+from . import check_cmds, diff_cmd, records_cmds, report_cmd, rerun_cmd, tui_cmds
 from .app import cli, main
 
-__all__ = ["check_cmds", "cli", "diff_cmd", "main", "records_cmds", "rerun_cmd", "tui_cmds"]
+__all__ = [
+    "check_cmds",
+    "cli",
+    "diff_cmd",
+    "main",
+    "records_cmds",
+    "report_cmd",
+    "rerun_cmd",
+    "tui_cmds",
+]

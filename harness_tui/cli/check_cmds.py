@@ -92,6 +92,8 @@ def _verify_against(
             f"{against} records workflow {recorded!r}, not {workflow.name!r}: they share no "
             "task, so there is nothing to compare"
         )
+    if record.redacted:
+        _verify_redacted(workflow, record, against, payload, workers, executor)
     value = parse_payload(payload, record.payload)
     live = _live_record(workflow, value, workers, executor)
     diff = trace_diff(record.events, live.events, record.outputs, live.outputs)
@@ -110,6 +112,63 @@ def _verify_against(
         first = diff.first
         echo("diverges from the record: " + (first.describe() if first else "digests differ"))
     sys.exit(EXIT_FAILED)
+
+
+def _attempt_outcomes(record: RunRecord) -> dict[str, list[tuple[int, str]]]:
+    found: dict[str, list[tuple[int, str]]] = {}
+    for event in record.events:
+        if event.status.value != "running":
+            found.setdefault(event.task, []).append((event.attempt, event.status.value))
+    return found
+
+
+def _verify_redacted(
+    workflow: Workflow,
+    record: RunRecord,
+    against: str,
+    payload: str | None,
+    workers: int,
+    executor: Executor | None = None,
+) -> None:
+    """A fresh run compared with a redacted export: what can be compared without the
+    redacted values (each task's attempts and statuses; output digests that agree); exits."""
+    from ..engine.untrusted import shown
+
+    if payload is None:
+        die(
+            f"{against} is redacted ({', '.join(shown(k) for k in record.redacted)}): give the "
+            "payload to run with, --payload JSON or --payload @FILE"
+        )
+    live = _live_record(workflow, parse_payload(payload, None), workers, executor)
+    if live.digests == record.digests:  # the real values: everything was compared
+        echo(f"identical to {against}: run digest {record.digests['run']}")
+        sys.exit(EXIT_OK)
+    recorded, fresh = _attempt_outcomes(record), _attempt_outcomes(live)
+    for task in record.plan.names:
+        if recorded.get(task) != fresh.get(task):
+            echo(
+                f"diverges from the record: task {shown(task)}: attempts and statuses "
+                f"{recorded.get(task)} in the record, {fresh.get(task)} in this run"
+            )
+            sys.exit(EXIT_FAILED)
+    same_payload = live.digests["payload"] == record.digests["payload"]
+    ours = {e.task: e.output_digest for e in live.events if e.output_digest}
+    theirs = {e.task: e.output_digest for e in record.events if e.output_digest}
+    differing = sorted(t for t in theirs if ours.get(t) != theirs[t])
+    if differing and same_payload:
+        echo(f"diverges from the record: the output of {shown(differing[0])} differs")
+        sys.exit(EXIT_FAILED)
+    agreed = len(theirs) - len(differing)
+    echo(
+        f"agrees with {against} (redacted) on every task's attempts and statuses, and on "
+        f"{agreed} of {len(theirs)} output digests"
+    )
+    not_checked = [f"output of {shown(t)} (it may read a redacted key)" for t in differing]
+    if not same_payload:
+        not_checked.append("payload, plan, trace and run digests (the payload differs)")
+    if not_checked:
+        echo("not checked: " + "; ".join(not_checked))
+    sys.exit(EXIT_OK)
 
 
 def _fresh_records(

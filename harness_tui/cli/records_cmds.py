@@ -58,7 +58,8 @@ redact_option = click.option(
     "--redact",
     default="",
     metavar="KEY,...",
-    help="Replace the values of these keys in payload and results by their digest.",
+    help="Take the values of these keys out of the export (payload, workflow, results, "
+    "errors, logs): each becomes <redacted>.",
 )
 
 
@@ -90,15 +91,21 @@ def _write_export(record: RunRecord, target: str, fmt: str) -> None:
     from ..records.export import atomic_write
     from ..workflow.limits import current
 
-    text = record.to_text() if fmt == "harness-run" else json.dumps(chrome_trace(record)) + "\n"
+    limit = current().export_bytes
+    if fmt == "harness-run":
+        record, text = record.within(limit)  # logs give way before the export is refused
+    else:
+        text = json.dumps(chrome_trace(record)) + "\n"
     if target == "-":
         echo_json_text(text, nl=False)
         return
     try:
-        atomic_write(target, text, current().export_bytes if fmt == "harness-run" else None)
+        atomic_write(target, text, limit if fmt == "harness-run" else None)
     except OSError as exc:
         die(f"cannot write {target}: {exc.strerror}")
     echo(f"exported: {target}", err=True)
+    if record.document.get("logs_omitted"):
+        echo(f"warning: task logs left out: {record.document['logs_omitted']}", err=True)
 
 
 isolation_option = click.option(
@@ -498,12 +505,18 @@ def replay(file: str, as_json: bool) -> None:
             json.dumps(
                 {
                     "identical": report.identical,
+                    "unchecked": list(report.unchecked),
                     "events": len(report.run.events),
                     "digests": report.run.digests(),
                     "differences": [d.to_json() for d in report.diff.differences],
                 },
                 indent=2,
             )
+        )
+    elif report.identical and report.unchecked:
+        echo(
+            f"replayed {len(report.run.events)} events of {shown(record.workflow.name)}: the same "
+            f"tasks, statuses and attempts; not checked (redacted): {', '.join(report.unchecked)}"
         )
     elif report.identical:
         echo(

@@ -22,7 +22,18 @@ _loop: asyncio.AbstractEventLoop | None = None
 
 
 def is_async(fn: Callable[..., Any]) -> bool:
-    """Whether calling ``fn`` gives a coroutine to await (``async def``, or a partial of one)."""
+    """Whether calling ``fn`` gives a coroutine to await (``async def``, a partial of one, or
+    a workflow reference that resolves to one). A reference is resolved (imported) here, as
+    it would be by the call; one that does not resolve is not async (the call then fails the
+    attempt with the reason). A task run in a child process awaits there."""
+    if getattr(fn, "isolation", "in-process") == "process":
+        return False
+    resolve = getattr(fn, "resolve", None)
+    if resolve is not None:
+        try:
+            fn = resolve()
+        except Exception:
+            return False
     while isinstance(fn, functools.partial):
         fn = fn.func
     return inspect.iscoroutinefunction(fn)

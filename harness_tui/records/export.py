@@ -45,6 +45,7 @@ from ..workflow.payload import NotRegularFileError, open_regular, read_capped, t
 from ..workflow.python_source import python_spec, workflow_from_spec
 from .errors import RecordError
 from .model import FORMAT, FORMAT_VERSION, RunExport
+from .redaction import UNCHECKED, redact_document
 
 __all__ = [
     "FileKind",
@@ -220,17 +221,6 @@ def _environment() -> dict[str, Any]:
     }
 
 
-def _redact(value: Any, keys: frozenset[str]) -> Any:
-    if isinstance(value, dict):
-        return {
-            k: (f"<redacted sha256:{digest(v)}>" if k in keys else _redact(v, keys))
-            for k, v in value.items()
-        }
-    if isinstance(value, list):
-        return [_redact(item, keys) for item in value]
-    return value
-
-
 def _log_json(run: Run, task: str, attempt: int) -> dict[str, Any] | None:
     return _log_dict(run.log(task, attempt))
 
@@ -275,27 +265,17 @@ def _attempts(run: Run, graph: TaskGraph, logs: bool = True) -> list[dict[str, A
 
 
 def _additions_1_1(
-    run: Run, workflow: Workflow, keys: frozenset[str], forked_from: tuple[str, str] | None
+    run: Run, workflow: Workflow, forked_from: tuple[str, str] | None
 ) -> dict[str, Any]:
-    """The fields export 1.1 adds beside the trace."""
+    """The fields export 1.1 adds beside the trace (``redaction`` is set by redacting)."""
     return {
-        # A redacted export is for sharing: what tasks printed may hold the very values
-        # redacted, and it cannot be redacted by key, so it is left out.
-        "attempts": _attempts(run, workflow.graph, logs=not keys),
+        "attempts": _attempts(run, workflow.graph),
         "forked_from": (
             None if forked_from is None else {"run_digest": forked_from[0], "task": forked_from[1]}
         ),
-        "redaction": (
-            {
-                "keys": sorted(keys),
-                "replacement": "<redacted sha256:DIGEST>",
-                "places": ["payload", "results"],
-            }
-            if keys
-            else None
-        ),
+        "redaction": None,
         "spec": python_spec(workflow),
-        "unattributed_log": None if keys else _log_dict(run.unattributed_log()),
+        "unattributed_log": _log_dict(run.unattributed_log()),
     }
 
 
@@ -349,17 +329,13 @@ class RunRecord:
 
         Args:
             run_id: the run's id in the store, if it has one.
-            redact: keys whose values are replaced in payload and results.
+            redact: keys whose values are taken out of the whole export (see
+                :mod:`.redaction`).
             status: the run status to record instead of the run's own (a stored run's).
             forked_from: ``(run digest, task)`` of the run this one was re-run from.
             environment: what to record as the environment (default: this interpreter's).
         """
         keys = frozenset(redact)
-        results = run.results
-        payload = run.payload
-        if keys:
-            payload = _redact(payload, keys)
-            results = _redact(results, keys)
         document: dict[str, Any] = {
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
@@ -371,19 +347,35 @@ class RunRecord:
                 "source": workflow.source,
                 "digest": workflow.digest,
             },
-            "payload": payload,
+            "payload": run.payload,
             "plan": run.plan.to_json(),
             "trace": run.canonical_trace(),
-            "results": results,
+            "results": run.results,
             "status": status or run.status.value,
             "digests": run.digests(),
-            "redacted": sorted(keys),
+            "redacted": [],
             "timings": [event.timing() for event in run.events],
             "environment": dict(environment) if environment is not None else _environment(),
-            **_additions_1_1(run, workflow, keys, forked_from),
+            **_additions_1_1(run, workflow, forked_from),
         }
+        if keys:
+            document = redact_document(document, keys, workflow.payload)
         document["checksum"] = _checksum(document)
-        return cls(document)
+        record = cls(document)
+        if keys:
+            record._check_redacted_workflow()
+        return record
+
+    def _check_redacted_workflow(self) -> None:
+        """A redacted export's workflow must still be one (else no reader could open it)."""
+        try:
+            self.workflow  # noqa: B018 - parsing is the check
+        except WorkflowError as exc:
+            keys = ", ".join(self.redacted)
+            raise RecordError(
+                f"cannot redact {keys}: a redacted value is also written where the workflow "
+                f"needs it ({exc.problems[0].message})"
+            ) from None
 
     def to_text(self) -> str:
         """The export's JSON text: ``format`` and ``format_version`` first, then sorted keys;
@@ -391,13 +383,34 @@ class RunRecord:
         return _dump(self.document)
 
     def write(self, path: str | Path) -> Path:
-        """Write the export atomically; return the path.
+        """Write the export atomically; return the path. Task logs count against the
+        reader's size limit: when they would take the export over it, they are left out (see
+        :meth:`within`).
 
         Raises:
             RecordError: over the reader's ``export_bytes`` limit, which it would refuse.
         """
-        atomic_write(path, self.to_text(), current().export_bytes)
+        limit = current().export_bytes
+        atomic_write(path, self.within(limit)[1], limit)
         return Path(path)
+
+    def within(self, limit: int) -> tuple[RunRecord, str]:
+        """This export and its text, or, when it is over ``limit`` bytes with task logs in
+        it, the same export without the logs (``logs_omitted`` says why): logs are beside the
+        trace, in no digest, and the first thing to give up for an export the reader opens."""
+        text = self.to_text()
+        if len(text.encode("utf-8")) <= limit or not self.logs:
+            return self, text
+        document = dict(self.document)
+        document["attempts"] = [{**a, "log": None} for a in document.get("attempts") or []]
+        document["unattributed_log"] = None
+        document["logs_omitted"] = (
+            f"the task logs took the export over the {limit:,}-byte limit of the reader"
+        )
+        document.pop("checksum", None)
+        document["checksum"] = _checksum(document)
+        smaller = RunRecord(document, self.source_name)
+        return smaller, smaller.to_text()
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -475,26 +488,51 @@ class RunRecord:
 
     def _check_consistency(self) -> None:
         name = self.source_name
+        skip = frozenset(self.unchecked)
         source = self.document["workflow"]["source"]
-        if digest_text(source) != self.document["workflow"]["digest"]:
+        if (
+            "workflow-digest" not in skip
+            and digest_text(source) != self.document["workflow"]["digest"]
+        ):
             raise RecordError(f"{name}: embedded workflow does not match its digest")
         try:
             workflow = self.workflow
         except WorkflowError as exc:
             raise RecordError(f"{name}: embedded workflow is invalid: {exc.problems[0]}") from None
-        if workflow.digest != self.document["workflow"]["digest"]:
-            raise RecordError(f"{name}: embedded workflow does not match its digest")
         digests = self.document["digests"]
+        if "workflow-digest" not in skip and workflow.digest != self.document["workflow"]["digest"]:
+            raise RecordError(f"{name}: embedded workflow does not match its digest")
         recorded_plan = self.plan
         if recorded_plan.digest != digests["plan"]:
             raise RecordError(f"{name}: plan does not match its digest")
-        if not self.redacted:
+        if "plan-from-payload" not in skip:
             derived = DeterministicScheduler(workflow.graph).plan(self.payload)
             if derived != recorded_plan:
                 raise RecordError(f"{name}: plan does not match the embedded workflow and payload")
-            if digest(self.payload) != digests["payload"]:
-                raise RecordError(f"{name}: payload does not match its digest")
-        by_task = {step.task: step for step in recorded_plan}
+        if "payload-digest" not in skip and digest(self.payload) != digests["payload"]:
+            raise RecordError(f"{name}: payload does not match its digest")
+        self._check_trace(skip)
+        if "output-digests" not in skip:
+            outputs = self.outputs
+            for event in self.events:
+                if event.output_digest is not None and (
+                    event.task not in outputs
+                    or digest_text(outputs[event.task]) != event.output_digest
+                ):
+                    raise RecordError(
+                        f"{name}: result of {event.task!r} does not match its output digest"
+                    )
+        if "results-digest" not in skip and (
+            digest_text(object_text(self.outputs)) != digests["results"]
+        ):
+            raise RecordError(f"{name}: results do not match their digest")
+        parts = {k: digests[k] for k in ("payload", "plan", "results", "trace")}
+        if combine_digests(parts) != digests["run"]:
+            raise RecordError(f"{name}: run digest does not match its parts")
+
+    def _check_trace(self, skip: frozenset[str]) -> None:
+        name = self.source_name
+        by_task = {step.task: step for step in self.plan}
         state = RunState()
         for position, event in enumerate(self.events):
             step = by_task.get(event.task)
@@ -505,23 +543,8 @@ class RunRecord:
                     f"{name}: trace event {event.seq} ({event.task}) does not match the plan"
                 )
             state.append(event)
-        if state.trace_digest() != digests["trace"]:
+        if "trace-digest" not in skip and state.trace_digest() != self.digests["trace"]:
             raise RecordError(f"{name}: trace does not match its digest (the trace was edited)")
-        if not self.redacted:
-            outputs = self.outputs
-            for event in self.events:
-                if event.output_digest is not None and (
-                    event.task not in outputs
-                    or digest_text(outputs[event.task]) != event.output_digest
-                ):
-                    raise RecordError(
-                        f"{name}: result of {event.task!r} does not match its output digest"
-                    )
-            if digest_text(object_text(outputs)) != digests["results"]:
-                raise RecordError(f"{name}: results do not match their digest")
-        parts = {k: digests[k] for k in ("payload", "plan", "results", "trace")}
-        if combine_digests(parts) != digests["run"]:
-            raise RecordError(f"{name}: run digest does not match its parts")
 
     def _check_claims(self) -> None:
         """The fields outside the digests must not contradict the trace: plan indexes, the
@@ -586,6 +609,19 @@ class RunRecord:
     @property
     def redacted(self) -> list[str]:
         return list(self.document.get("redacted") or [])
+
+    @property
+    def unchecked(self) -> list[str]:
+        """The reader's checks this export skips because they need redacted content: those
+        its ``redaction`` lists (of :data:`~.redaction.UNCHECKED`); for a redacted export
+        written before ``redaction.unchecked`` existed, the ones it could not pass."""
+        if not self.redacted:
+            return []
+        redaction = self.document.get("redaction") or {}
+        listed = redaction.get("unchecked")
+        if isinstance(listed, list):
+            return [check for check in UNCHECKED if check in listed]
+        return ["plan-from-payload", "payload-digest", "output-digests", "results-digest"]
 
     @property
     def status(self) -> str:

@@ -109,6 +109,10 @@ class Redaction(_Open):
     keys: list[str]
     replacement: str
     places: list[str] = Field(default_factory=list)
+    unchecked: list[str] = Field(
+        default_factory=list,
+        description="The reader's checks skipped because they need the redacted values.",
+    )
 
 
 class Digests(_Open):
@@ -143,6 +147,9 @@ class RunExport(_Open):
     redaction: Redaction | None = Field(None, description="1.1; not canonical.")
     spec: dict[str, Any] | None = Field(
         None, description="1.1: the code-free spec of a graph defined in Python."
+    )
+    logs_omitted: str | None = Field(
+        None, description="1.1: why the task logs were left out (they would not fit)."
     )
     unattributed_log: AttemptLog | None = Field(
         None,

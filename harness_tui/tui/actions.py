@@ -105,8 +105,9 @@ WORKBENCH: tuple[Action, ...] = (
     Action("open-file", "o", "open", "Open", "file: Open", "Open a workflow or a run export"),
     Action("reload-workflow", "R", "reload", "Reload file", "file: Reload",
            "Reload the workflow from disk and show the plan changes"),
-    Action("export-run", "e", "export", "Export", "file: Export run",
-           "Write the run to a JSON export named by workflow and run digest", show=True),
+    Action("export-run", "e", "export", "Export", "file: Export run or report",
+           "Write the run to a JSON export named by workflow and run digest; a name ending "
+           "in .md or .html writes a report to read instead", show=True),
     Action("edit-payload", "y", "edit_payload", "Payload", "payload: Edit",
            "Edit the payload as JSON (validated) and replan"),
     Action("diff-workflow", "d", "diff", "Diff", "plan: Diff",

@@ -8,7 +8,9 @@ once: a thread the task left running does not hold it.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import inspect
 import json
 import os
 import sys
@@ -40,6 +42,8 @@ def _attempt(ref: str, base: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
     try:
         fn = LazyCallable(ref, Path(base) if base else None).resolve()
         value = fn(inputs)
+        if inspect.iscoroutine(value):  # an async def task: this process has no other loop
+            value = asyncio.run(value)
     except KeyboardInterrupt:
         return {"kind": "cancelled", "error": INTERRUPTED.error}
     except BaseException as exc:  # the task's failure, as in-process

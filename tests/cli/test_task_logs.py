@@ -97,12 +97,13 @@ def test_an_export_keeps_logs_and_a_replay_shows_them(tmp_path: Path) -> None:
     assert replayed.logs() == EXPECTED
 
 
-def test_a_redacted_export_leaves_the_logs_out() -> None:
+def test_a_redacted_export_keeps_logs_that_hold_no_redacted_value() -> None:
     workflow = load_workflow(PRINTING)
     live = LiveRun.start(workflow, workflow.payload, clock=FakeClock())
     live.drive()
     record = live.export(redact=["rows"])
-    assert [a["log"] for a in record.document["attempts"]] == [None, None, None]
+    logs = [a["log"]["text"] for a in record.document["attempts"] if a["log"]]
+    assert logs == [log.text for log in EXPECTED.values()]  # nothing of "rows" was in them
 
 
 def test_run_export_to_stdout_is_clean_json_when_tasks_print() -> None:
@@ -151,3 +152,25 @@ def test_logs_lines_show_escapes_instead_of_obeying_them(line: str, tmp_path: Pa
     assert result.stderr.splitlines() == [
         f"shout#1 | {line.replace(chr(27), chr(92) + 'x1b')}",
     ]
+
+
+def test_logs_count_against_the_export_size_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness_tui.records.errors import RecordError
+    from harness_tui.workflow.limits import ENV_VAR
+
+    workflow = load_workflow(PRINTING)
+    live = LiveRun.start(workflow, workflow.payload, clock=FakeClock())
+    live.drive()
+    full = live.export()
+    size = len(full.to_text().encode())
+    monkeypatch.setenv(ENV_VAR, f"export_bytes={size - 1}")
+    path = full.write(tmp_path / "run.json")  # over the limit with its logs: they give way
+    monkeypatch.setenv(ENV_VAR, f"export_bytes={size}")
+    record = RunRecord.read(path)
+    assert record.logs == {} and "took the export over" in record.document["logs_omitted"]
+    assert record.digests == full.digests and replay(record).identical
+    monkeypatch.setenv(ENV_VAR, "export_bytes=1000")  # too big even without them: refused
+    with pytest.raises(RecordError, match="over the 1,000-byte limit"):
+        full.write(tmp_path / "small.json")

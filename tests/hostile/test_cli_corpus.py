@@ -18,10 +18,11 @@ from .commands import STORE, commands
 from .corpus import OBEYED, SHOWN, Corpus, build
 
 EXPECTED = Path(__file__).parent / "expected"
-# Checked for raw bytes, not compared: outputs holding wall times, timings or run ids, and the
-# schema (no data in it; its own test pins it).
+# Checked for raw bytes, not compared: outputs holding wall times, timings or run ids, the
+# schema (no data in it; its own test pins it), and reports (they name the environment).
 NOT_COMPARED = {
     "run-export-stdout", "run-chrome", "run-stored", "runs", "runs-json", "runs-table", "schema",
+    "report", "report-html",
 }  # fmt: skip
 NAMES = list(commands(Corpus(*[Path("x")] * len(dataclasses.fields(Corpus)))))
 

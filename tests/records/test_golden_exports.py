@@ -82,7 +82,8 @@ def test_a_redacted_1_1_export_says_how_it_was_redacted() -> None:
     record = RunRecord.read(GOLDEN / f"user_profile_redacted-{FORMAT_VERSION}.json")
     redaction = record.document["redaction"]
     assert redaction["keys"] == ["user_id"] == record.redacted
-    assert set(redaction["places"]) == {"payload", "results"}
+    assert set(redaction["places"]) >= {"payload", "workflow", "results", "logs"}
+    assert redaction["replacement"] == "<redacted>" and redaction["unchecked"]
 
 
 def test_an_export_written_by_the_1_0_release_still_reads_and_replays() -> None:

@@ -177,7 +177,7 @@ def test_export_a_stored_run_redacted(tmp_path: Path) -> None:
     record = RunRecord.read(out)
     assert record.redacted == ["user_id"]
     assert record.payload == {"user_id": record.payload["user_id"]}
-    assert record.payload["user_id"].startswith("<redacted sha256:")
+    assert record.payload["user_id"] == "<redacted>"
     assert record.digests["run"] == row["run_digest"]
     assert record.status == "succeeded"
 
@@ -205,4 +205,4 @@ def test_a_cancelled_stored_run_exports_redacted_with_a_valid_checksum(tmp_path:
     store.export(run_id, redact=["secret"]).write(out)
     record = RunRecord.read(out)  # the checksum covers the status it carries
     assert record.status == "cancelled"
-    assert record.payload["secret"].startswith("<redacted sha256:")
+    assert record.payload["secret"] == "<redacted>"

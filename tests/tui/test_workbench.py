@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from textual.message import Message
+from textual.widgets import Input
 
 from harness_tui.records.export import RunRecord
 from harness_tui.tui.messages import RunCompleted, RunHeld, RunPaused, StepFinished
@@ -153,6 +154,50 @@ async def test_export_then_replay_the_export_to_the_same_trace(
         assert replayed.digests() == record.digests
 
 
+async def test_export_to_an_html_name_writes_a_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    app = make_app(USER_PROFILE)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("c")
+        await settle(pilot)
+        await pilot.press("e")
+        await pilot.pause()
+        field = app.screen.query_one("#export-path", Input)
+        field.value = str(tmp_path / "report.html")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert any("wrote the html report" in n.message for n in app._notifications)
+    html = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert html.startswith("<!DOCTYPE html>") and "<svg" in html
+    assert html.count('class="task status-succeeded"') == 4
+
+
+async def test_a_redacted_export_opens_in_replay_and_steps_through_its_trace(
+    tmp_path: Path,
+) -> None:
+    from harness_tui.records.live import LiveRun
+    from harness_tui.workflow.loader import load_workflow
+
+    workflow = load_workflow(ROOT / "workflows/agent_triage.yaml")
+    live = LiveRun.start(workflow, workflow.payload)
+    live.drive()
+    exported = live.export(redact=["customer", "ticket"]).write(tmp_path / "red.json")
+    record = RunRecord.read(exported)
+    app = make_app(exported, replay=True)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = workbench(app)
+        assert screen.session is not None and screen.session.replay
+        assert screen.session.payload["customer"] == "<redacted>"
+        await pilot.press("c")
+        await settle(pilot)
+        replayed = screen.session.run.events
+        assert [(e.task, e.status, e.attempt) for e in replayed] == [
+            (e.task, e.status, e.attempt) for e in record.events
+        ]
+
+
 async def test_invalid_file_shows_its_errors_and_the_app_keeps_running(tmp_path: Path) -> None:
     broken = tmp_path / "broken.yaml"
     broken.write_text(
@@ -269,9 +314,12 @@ async def test_palette_commands_call_the_same_actions() -> None:
     app = make_app(USER_PROFILE)
     async with app.run_test(size=SIZE) as pilot:
         titles = [c.title for c in app.get_system_commands(app.screen)]
-        assert {"run: Step", "run: Continue", "breakpoint: Toggle", "file: Export run"} <= set(
-            titles
-        )
+        assert {
+            "run: Step",
+            "run: Continue",
+            "breakpoint: Toggle",
+            "file: Export run or report",
+        } <= set(titles)
         command = next(c for c in app.get_system_commands(app.screen) if c.title == "run: Step")
         command.callback()
         await settle(pilot)

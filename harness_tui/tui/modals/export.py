@@ -23,7 +23,9 @@ class ExportModal(ModalScreen[Path | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="export-dialog", classes="dialog"):
             yield Label(
-                "Export the run — Enter writes the file, escape cancels", classes="dialog-title"
+                "Export the run — .json: the export; .md or .html: a report to read. "
+                "Enter writes, escape cancels",
+                classes="dialog-title",
             )
             yield Input(str(self.default), id="export-path")
 

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from textual.screen import Screen
 
+from ...records.export import atomic_write
+from ...records.report_html import REPORT_SUFFIXES, render_report
 from ...workflow.loader import diff_workflows
 from ...workflow.payload import Payload
 from ..intents import IntentQueue
@@ -73,12 +75,19 @@ class FileActions(Screen[None]):
 
         def write(path: Path | None) -> None:
             if path is not None and self.session is not None:
+                record = self.session.export_record()
+                fmt = REPORT_SUFFIXES.get(path.suffix.lower())
                 try:
-                    self.session.export_record().write(path)
+                    if fmt is None:
+                        record.write(path)
+                    else:
+                        source = self.session.default_export_name()
+                        atomic_write(path, render_report(record, fmt, source))
                 except OSError as exc:
                     self.notify(f"cannot write {path}: {exc.strerror}", severity="error")
                 else:
-                    self.notify(f"exported {path}", title="Export")
+                    what = "exported" if fmt is None else f"wrote the {fmt} report"
+                    self.notify(f"{what} {path}", title="Export")
             self._intents.done()
 
         self.app.push_screen(ExportModal(default), write)
