@@ -7,9 +7,16 @@
 2. 10,000 trivial tasks (wide) with 4 threads: per-task overhead against dask's threaded
    scheduler (target: no more than dask's), and our serial overhead against our 4-thread one.
 
+3. ``--executor dask`` (needs ``harness-tui[dask]``): a LocalCluster of 2 worker processes
+   (its start-up timed and printed apart). 16 CPU-bound tasks of about 0.25 s each: serial
+   time / Dask time (target >= 1.6). A chain of 200 trivial tasks: our per-task time against
+   a baseline that submits each task straight from a Dask client once its dependency's
+   result arrived (target <= 1.2); the CPU tasks against the same baseline too. Times run
+   from the first dispatch to the last retire.
+
 Dask is optional (``pip install dask``); without it the dask columns are skipped.
 
-Run: python benchmarks/bench_parallel.py [--rounds 3]
+Run: python benchmarks/bench_parallel.py [--rounds 3] [--only-dask]
 """
 
 from __future__ import annotations
@@ -78,7 +85,14 @@ def dask_time(width: int, fn: Callable[[Any], Any], workers: int) -> float | Non
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
-    rounds = parser.parse_args().rounds
+    parser.add_argument("--only-dask", action="store_true", help="Only part 3.")
+    args = parser.parse_args()
+    if not args.only_dask:
+        threads(args.rounds)
+    on_dask(args.rounds)
+
+
+def threads(rounds: int) -> None:
     waits = fan(WIDTH, wait)
     ideal = WIDTH * WAIT / WORKERS
     best = min(ours(waits, WORKERS) for _ in range(rounds))
@@ -103,6 +117,136 @@ def main() -> None:
         dask_per_task = min(t for t in theirs if t is not None) / 10_000 * 1e6
         print(f"  dask threaded, 4 workers: {dask_per_task:.1f} us/task; ours / dask = "
               f"{threaded / dask_per_task:.2f} (target <= 1.0)")  # fmt: skip
+
+
+CPU_TASKS = 16
+CPU_SECONDS = 0.25
+CHAIN = 200
+
+
+def calibrate() -> int:
+    """Rounds of :func:`cpu_tasks.burn` that take about :data:`CPU_SECONDS` here."""
+    from cpu_tasks import burn
+
+    n = 200_000
+    started = time.perf_counter()
+    burn(n)
+    return int(n * CPU_SECONDS / (time.perf_counter() - started))
+
+
+def cpu_graph(n: int) -> TaskGraph:
+    from cpu_tasks import spin
+
+    return TaskGraph.from_nodes(
+        TaskNode(f"c{i:02d}", spin, params={"n": n}, timeout_seconds=None) for i in range(CPU_TASKS)
+    )
+
+
+def chain_graph() -> TaskGraph:
+    from cpu_tasks import trivial
+
+    return TaskGraph.from_nodes(
+        TaskNode(f"k{i:03d}", trivial, depends_on=(f"k{i - 1:03d}",) if i else (),
+                 timeout_seconds=None)
+        for i in range(CHAIN)
+    )  # fmt: skip
+
+
+def on_cluster(graph: TaskGraph, cluster: Any, workers: int) -> float:
+    from harness_tui.workflow.cluster import DaskExecutor
+
+    orchestrator = TaskOrchestrator(graph, executor=DaskExecutor(cluster), workers=workers)
+    run = orchestrator.start({})
+    started = time.perf_counter()
+    run.run_to_end()
+    elapsed = time.perf_counter() - started
+    assert run.status.value == "succeeded"
+    return elapsed
+
+
+def direct(
+    client: Any, graph: TaskGraph, fn: Callable[..., Any], args: Callable[[str], tuple[Any, ...]]
+) -> float:
+    """The baseline: each task submitted from the client once its dependencies' results
+    arrived there."""
+    from distributed import as_completed
+
+    nodes = graph.nodes
+    waiting = {name: len(node.depends_on) for name, node in nodes.items()}
+    results: dict[str, Any] = {}
+    started = time.perf_counter()
+    pending = as_completed()
+    names: dict[str, str] = {}
+
+    def submit(name: str) -> None:
+        deps = [results[d] for d in nodes[name].depends_on]
+        future = client.submit(fn, *args(name), *deps, pure=False, retries=0)
+        names[future.key] = name
+        pending.add(future)
+
+    for name, count in waiting.items():
+        if not count:
+            submit(name)
+    for future in pending:
+        name = names[future.key]
+        results[name] = future.result()
+        for dependent in graph.dependents(name):
+            waiting[dependent] -= 1
+            if not waiting[dependent]:
+                submit(dependent)
+    assert len(results) == len(nodes)
+    return time.perf_counter() - started
+
+
+def cores_free(n: int) -> float:
+    """How parallel this machine is now: two processes burning at once against one after
+    the other (2.0 on two idle cores; other load on a shared machine lowers it)."""
+    import multiprocessing
+
+    from cpu_tasks import burn
+
+    with multiprocessing.get_context("spawn").Pool(2) as pool:
+        pool.map(burn, [1000, 1000])  # started
+        started = time.perf_counter()
+        pool.map(burn, [n], chunksize=1)
+        one = time.perf_counter() - started
+        started = time.perf_counter()
+        pool.map(burn, [n, n], chunksize=1)
+        return 2 * one / (time.perf_counter() - started)
+
+
+def on_dask(rounds: int) -> None:
+    try:
+        from harness_tui.workflow.cluster import DaskCluster
+    except ImportError:
+        print("dask distributed not installed: part 3 skipped")
+        return
+    from cpu_tasks import burn, trivial_direct
+
+    started = time.perf_counter()
+    cluster = DaskCluster(workers=2)
+    print(f"LocalCluster, 2 worker processes: started in {time.perf_counter() - started:.2f} s "
+          "(not in the times below)")  # fmt: skip
+    try:
+        n = calibrate()
+        print(f"this machine now: 2 processes run {cores_free(n):.2f}x as fast as 1 "
+              "(the ceiling of the speed-up below)")  # fmt: skip
+        cpu, chain = cpu_graph(n), chain_graph()
+        on_cluster(cpu, cluster, 2), on_cluster(chain, cluster, 2)  # warm the workers up
+        serial = min(ours(cpu, 1) for _ in range(rounds))
+        dask = min(on_cluster(cpu, cluster, 2) for _ in range(rounds))
+        base = min(direct(cluster.client, cpu, burn, lambda _: (n,)) for _ in range(rounds))
+        print(f"{CPU_TASKS} CPU tasks of ~{CPU_SECONDS} s: serial {serial:.2f} s, Dask "
+              f"{dask:.2f} s: speed-up {serial / dask:.2f} (target >= 1.6); direct Dask "
+              f"client {base:.2f} s, ours / direct = {dask / base:.2f}")  # fmt: skip
+        ours_chain = min(on_cluster(chain, cluster, 1) for _ in range(rounds)) / CHAIN * 1e3
+        base_chain = min(direct(cluster.client, chain, trivial_direct, lambda _: ())
+                         for _ in range(rounds)) / CHAIN * 1e3  # fmt: skip
+        print(f"chain of {CHAIN} trivial tasks: ours {ours_chain:.2f} ms/task, direct Dask "
+              f"client {base_chain:.2f} ms/task: ratio {ours_chain / base_chain:.2f} "
+              "(target <= 1.2)")  # fmt: skip
+    finally:
+        cluster.close()
 
 
 if __name__ == "__main__":

@@ -24,9 +24,11 @@ from .common import (
     payload_option,
     workers_option,
 )
+from .executor_opt import cluster_executor, executor_option
 
 if TYPE_CHECKING:
     from ..engine.events import TraceEvent
+    from ..engine.executors import Executor
     from ..records.export import RunRecord
     from ..workflow.loader import Workflow
 
@@ -37,15 +39,26 @@ if TYPE_CHECKING:
 @click.option("--runs", "count", type=click.IntRange(2, 50), default=2, help="How many fresh runs.")
 @click.option("--against", type=click.Path(dir_okay=False), help="A run export to compare with.")
 @workers_option
-def verify(file: str, payload: str | None, count: int, against: str | None, workers: int) -> None:
+@executor_option
+def verify(
+    file: str,
+    payload: str | None,
+    count: int,
+    against: str | None,
+    workers: int,
+    executor_spec: str,
+) -> None:
     """Check determinism: fresh runs under different hash seeds, or one run against an export."""
     from ..records.divergence import trace_diff
 
     workflow = load_or_die(file)
+    executor, workers = cluster_executor(executor_spec, workers)
     if against:
-        _verify_against(workflow, against, payload, workers)
+        _verify_against(workflow, against, payload, workers, executor)
     value = parse_payload(payload, workflow.payload)
-    records = _fresh_records(file, value, count, workers)
+    # The fresh runs share this command's cluster (one LocalCluster started, not one per run).
+    where = executor_spec if executor is None else f"dask={executor.cluster.address}"
+    records = _fresh_records(file, value, count, workers, where)
     first_record = records[0]
     for index, other in enumerate(records[1:], start=2):
         if other.digests != first_record.digests:
@@ -61,7 +74,13 @@ def verify(file: str, payload: str | None, count: int, against: str | None, work
     )
 
 
-def _verify_against(workflow: Workflow, against: str, payload: str | None, workers: int) -> None:
+def _verify_against(
+    workflow: Workflow,
+    against: str,
+    payload: str | None,
+    workers: int,
+    executor: Executor | None = None,
+) -> None:
     """One fresh run of ``workflow`` compared with the export ``against``; exits."""
     from ..records.divergence import compare_records, count_tasks, trace_diff
     from ..records.export import RunRecord
@@ -74,9 +93,9 @@ def _verify_against(workflow: Workflow, against: str, payload: str | None, worke
             "task, so there is nothing to compare"
         )
     if record.redacted:
-        _verify_redacted(workflow, record, against, payload, workers)
+        _verify_redacted(workflow, record, against, payload, workers, executor)
     value = parse_payload(payload, record.payload)
-    live = _live_record(workflow, value, workers)
+    live = _live_record(workflow, value, workers, executor)
     diff = trace_diff(record.events, live.events, record.outputs, live.outputs)
     if diff.identical and live.digests == record.digests:
         echo(f"identical to {against}: run digest {record.digests['run']}")
@@ -104,7 +123,12 @@ def _attempt_outcomes(record: RunRecord) -> dict[str, list[tuple[int, str]]]:
 
 
 def _verify_redacted(
-    workflow: Workflow, record: RunRecord, against: str, payload: str | None, workers: int
+    workflow: Workflow,
+    record: RunRecord,
+    against: str,
+    payload: str | None,
+    workers: int,
+    executor: Executor | None = None,
 ) -> None:
     """A fresh run compared with a redacted export: what can be compared without the
     redacted values (each task's attempts and statuses; output digests that agree); exits."""
@@ -115,7 +139,7 @@ def _verify_redacted(
             f"{against} is redacted ({', '.join(shown(k) for k in record.redacted)}): give the "
             "payload to run with, --payload JSON or --payload @FILE"
         )
-    live = _live_record(workflow, parse_payload(payload, None), workers)
+    live = _live_record(workflow, parse_payload(payload, None), workers, executor)
     if live.digests == record.digests:  # the real values: everything was compared
         echo(f"identical to {against}: run digest {record.digests['run']}")
         sys.exit(EXIT_OK)
@@ -147,7 +171,9 @@ def _verify_redacted(
     sys.exit(EXIT_OK)
 
 
-def _fresh_records(file: str, payload: Any, count: int, workers: int = 1) -> list[RunRecord]:
+def _fresh_records(
+    file: str, payload: Any, count: int, workers: int = 1, executor: str = "threads"
+) -> list[RunRecord]:
     """``count`` runs of ``file`` in child processes, each under its own hash seed.
 
     The payload reaches the children through a file: on their command line a large one
@@ -175,6 +201,8 @@ def _fresh_records(file: str, payload: Any, count: int, workers: int = 1) -> lis
                     "--quiet",
                     "--workers",
                     str(workers),
+                    "--executor",
+                    executor,
                 ],
                 capture_output=True,
                 text=True,
@@ -187,11 +215,15 @@ def _fresh_records(file: str, payload: Any, count: int, workers: int = 1) -> lis
     return records
 
 
-def _live_record(workflow: Workflow, payload: Any, workers: int = 1) -> RunRecord:
+def _live_record(
+    workflow: Workflow, payload: Any, workers: int = 1, executor: Executor | None = None
+) -> RunRecord:
     from ..engine.orchestrator import TaskOrchestrator
     from ..records.export import RunRecord
 
-    orchestrator = TaskOrchestrator(workflow.graph, on_failure=workflow.on_failure, workers=workers)
+    orchestrator = TaskOrchestrator(
+        workflow.graph, executor=executor, on_failure=workflow.on_failure, workers=workers
+    )
     return RunRecord.from_run(orchestrator.start(payload).run_to_end(), workflow)
 
 

@@ -30,6 +30,7 @@ from .common import (
     table_console,
     workers_option,
 )
+from .executor_opt import cluster_executor, executor_option
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -217,6 +218,7 @@ def _finish(live: LiveRun, quiet: bool, export_to: str | None, fmt: str, redact:
 @logs_option
 @isolation_option
 @workers_option
+@executor_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
 def run(
     file: str,
@@ -230,6 +232,7 @@ def run(
     show_logs: bool,
     isolation: str | None,
     workers: int,
+    executor_spec: str,
     quiet: bool,
 ) -> None:
     """Run a workflow headless; exit 0 if it succeeded, 1 if it failed, 2 on invalid input."""
@@ -239,7 +242,10 @@ def run(
     value = parse_payload(payload, workflow.payload)
     export_to = _export_target(export_to)
     store = None if no_store else _open_store(store_path, create=True)
-    live = LiveRun.start(workflow, value, store=store, isolation=isolation, workers=workers)
+    executor, workers = cluster_executor(executor_spec, workers)
+    live = LiveRun.start(
+        workflow, value, store=store, executor=executor, isolation=isolation, workers=workers
+    )
     run_id = live.ensure_recorded()
     if run_id and not quiet:
         echo(f"run id: {run_id}", err=True)
@@ -456,6 +462,7 @@ def export(run_id: str, file: str, fmt: str, redact: str, store_path: str | None
 @logs_option
 @isolation_option
 @workers_option
+@executor_option
 def resume(
     run_id: str,
     store_path: str | None,
@@ -464,6 +471,7 @@ def resume(
     show_logs: bool,
     isolation: str | None,
     workers: int,
+    executor_spec: str,
 ) -> None:
     """Continue a stored run (interrupted or abandoned) from its last committed task."""
     from ..records.live import LiveRun
@@ -472,7 +480,8 @@ def resume(
     export_to = _export_target(export_to)
     # Never create a store (a mistyped path is an error), but write to the one found.
     store = _warn_damage(RunStore(store_path or default_store_path(), create=False, write=True))
-    live = LiveRun.resume(store, run_id, force=force, isolation=isolation)
+    executor, workers = cluster_executor(executor_spec, workers)
+    live = LiveRun.resume(store, run_id, executor=executor, force=force, isolation=isolation)
     the_run = live.run
     the_run.set_workers(workers)
     if the_run.finished:

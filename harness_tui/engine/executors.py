@@ -53,12 +53,15 @@ class Outcome(NamedTuple):
         value: the returned value when ``ok``.
         error: ``{"type", "message"}`` when ``error``.
         traceback: formatted traceback of an error (kept out of the canonical trace).
+        worker: which worker ran the attempt when the executor knows better than the run
+            (a Dask worker's number); None: the pool worker that asked.
     """
 
     kind: str
     value: Any = None
     error: dict[str, str] | None = None
     traceback: str | None = None
+    worker: int | None = None
 
 
 class AttemptCall(NamedTuple):
@@ -127,7 +130,7 @@ def _call(fn: Callable[[Mapping[str, Any]], Any], inputs: Mapping[str, Any]) -> 
     the trace: ``SystemExit`` and a bare ``BaseException`` too. Ctrl+C (``KeyboardInterrupt``)
     stops the run instead, and a timeout's own exception goes on to the timer's owner."""
     try:
-        return _tuple_new(Outcome, ("ok", fn(inputs), None, None))
+        return _tuple_new(Outcome, ("ok", fn(inputs), None, None, None))
     except _AttemptTimeout:
         raise
     except KeyboardInterrupt:

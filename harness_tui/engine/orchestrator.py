@@ -91,7 +91,9 @@ class TaskOrchestrator:
         graph: a validated task graph.
         scheduler: the scheduler to plan with (default: a :class:`DeterministicScheduler` over
             ``graph``).
-        executor: how attempts run (default: :class:`SerialExecutor`).
+        executor: how attempts run (default: :class:`SerialExecutor`); one with an
+            ``admit(graph)`` method is asked first whether it can run the graph's callables
+            (it raises a :class:`~harness_tui.engine.errors.HarnessError` when not).
         clock: where time comes from (default: :class:`SystemClock`).
         on_failure: ``stop`` or ``continue`` (see :class:`OnFailure`).
         listeners: called with every event as it happens.
@@ -127,6 +129,9 @@ class TaskOrchestrator:
         self.graph = graph
         self.scheduler = scheduler if scheduler is not None else DeterministicScheduler(graph)
         self.executor: Executor = executor if executor is not None else SerialExecutor()
+        admit = getattr(self.executor, "admit", None)
+        if admit is not None:  # an executor that cannot run every callable says so now
+            admit(graph)
         self.clock: Clock = clock if clock is not None else SystemClock()
         self.on_failure = OnFailure(on_failure)
         self.listeners: list[Listener] = list(listeners)

@@ -162,7 +162,27 @@ class StepRunner:
         started: float | None,
         success: Status,
     ) -> Status:
-        """Turn an attempt's outcome into its terminal event (committing an output on success)."""
+        """Turn an attempt's outcome into its terminal event (committing an output on success),
+        said to be the work of the outcome's worker when it names one."""
+        worker = outcome.worker
+        if worker is None:
+            return self._terminal(step, node, attempt, outcome, started, success)
+        context = self._context
+        own, context.worker = context.worker, worker
+        try:
+            return self._terminal(step, node, attempt, outcome, started, success)
+        finally:
+            context.worker = own
+
+    def _terminal(
+        self,
+        step: PlanStep,
+        node: TaskNode,
+        attempt: int,
+        outcome: Outcome,
+        started: float | None,
+        success: Status,
+    ) -> Status:
         kind = outcome.kind
         if kind == "ok":
             try:

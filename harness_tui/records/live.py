@@ -18,6 +18,7 @@ from ..engine.isolation import PROCESS
 from ..engine.orchestrator import Run, TaskOrchestrator
 from ..engine.resume import ResumeError
 from ..engine.spec import DEFAULT_ISOLATION as IN_PROCESS
+from ..workflow.cluster import DaskExecutor
 from ..workflow.loader import Workflow
 from .errors import StoreError
 from .export import RunRecord
@@ -65,6 +66,8 @@ def _isolating(executor: Executor | None, isolation: str | None) -> Executor:
 
     if isinstance(executor, RecordedExecutor):
         return executor  # a replay runs no code, in this process or any other (I6)
+    if isinstance(executor, DaskExecutor):
+        return executor  # every attempt runs in a Dask worker's process already
     inner = executor if executor is not None else SerialExecutor()
     return ProcessExecutor(inner, COMMAND, everything=isolation == PROCESS)
 
