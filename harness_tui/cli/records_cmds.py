@@ -286,10 +286,11 @@ def _drive(live: LiveRun, quiet: bool, show_logs: bool = False) -> None:
 _STOPS = 2
 """Ctrl+C presses that stop the run in order (the second cancels the cleanups too). The next
 one leaves at once, for a task that will not stop: the run stays ``interrupted``, resumable,
-as after a kill (every finished task is committed)."""
+as after a kill (the finished tasks are committed first unless a write was under way)."""
 
 
 def _leave_now(live: LiveRun) -> NoReturn:
+    live.flush(if_idle=True)
     if live.run_id:
         echo(f"interrupted; continue with: harness-tui resume {live.run_id}", err=True)
     for stream in (sys.stdout, sys.stderr):
