@@ -13,7 +13,6 @@ from typing import IO, TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from ..engine.events import RunStatus
 from ..engine.untrusted import shown, visible
 from .app import cli
 from .common import (
@@ -186,6 +185,8 @@ def _summary(live: LiveRun) -> None:
 
 def _finish(live: LiveRun, quiet: bool, export_to: str | None, fmt: str, redact: str) -> None:
     """Summary, export, exit code: the end of ``run`` and ``resume``."""
+    from ..engine.events import RunStatus
+
     if not quiet:
         _summary(live)
     if export_to:
