@@ -36,7 +36,10 @@ def _timed(args: list[str], env: dict[str, str], out: Path | None = None) -> tup
     """Wall seconds and peak RSS (MiB) of one process."""
     stdout = out.open("w") if out else subprocess.DEVNULL
     start = time.perf_counter()
-    process = subprocess.Popen(args, env=env, stdout=stdout, stderr=subprocess.PIPE)
+    # From the measured tree: ``python -m`` puts the working folder first on sys.path.
+    process = subprocess.Popen(
+        args, env=env, cwd=env["PYTHONPATH"], stdout=stdout, stderr=subprocess.PIPE
+    )
     _, status, usage = os.wait4(process.pid, 0)
     took = time.perf_counter() - start
     process.returncode = os.waitstatus_to_exitcode(status)

@@ -42,7 +42,7 @@ def _commands(folder: Path) -> dict[str, list[str]]:
     store = folder / "runs.db"
     cli = ["-m", "harness_tui"]
     subprocess.run([sys.executable, *cli, "run", str(small), "--no-store", "-q", "--export",
-                    str(export)], check=True, env=_ENV)  # fmt: skip
+                    str(export)], check=True, env=_ENV, cwd=_ENV["PYTHONPATH"])  # fmt: skip
     return {
         "python -c pass": ["-c", "pass"],
         "import yaml, pydantic": ["-c", "import yaml, pydantic"],
@@ -67,7 +67,7 @@ def _wall(args: list[str], runs: int) -> float:
     for _ in range(runs):
         start = time.perf_counter()
         subprocess.run([sys.executable, *args], stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL, env=_ENV)  # fmt: skip
+                       stderr=subprocess.DEVNULL, env=_ENV, cwd=_ENV["PYTHONPATH"])  # fmt: skip
         times.append(time.perf_counter() - start)
     return statistics.median(times)
 
@@ -75,7 +75,7 @@ def _wall(args: list[str], runs: int) -> float:
 def _imports(args: list[str]) -> tuple[float, list[tuple[float, str]]]:
     """Total import time (ms) and the top-level imports by cumulative time."""
     done = subprocess.run([sys.executable, "-X", "importtime", *args], capture_output=True,
-                          text=True, env=_ENV)  # fmt: skip
+                          text=True, env=_ENV, cwd=_ENV["PYTHONPATH"])  # fmt: skip
     total, top = 0, []
     for match in _LINE.finditer(done.stderr):
         own, cumulative, indent, name = match.groups()
