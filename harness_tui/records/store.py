@@ -322,7 +322,8 @@ class _Batch:
 
 
 class RunStore:
-    """A SQLite file of runs. Safe to use from one thread at a time (the TUI's run worker).
+    """A SQLite file of runs. Safe to use from one thread at a time (the TUI's run worker); its
+    own flusher thread writes a recorded run's due batch, under the same lock.
 
     Args:
         path: the store file.
