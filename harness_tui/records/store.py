@@ -696,10 +696,19 @@ class RunStore:
         with self._transaction() as db:
             db.execute("UPDATE runs SET lease_until = ? WHERE id = ?", (until, run_id))
 
+    def _flush_for_end(self, run_id: str) -> None:
+        """Write what is pending before a run's end is recorded, and stop batching it; an end
+        is never recorded over tasks that could not be written."""
+        self.flush(run_id)
+        with self._lock:
+            batch = self._batches.pop(run_id, None)
+        if batch is not None and batch.broken:
+            raise StoreError(f"run {run_id}: its last tasks were not recorded; its end is not")
+
     def finish(self, run: Run, run_id: str) -> None:
         """Record the final status and digest of a run and release its lease. A run whose
         end is already recorded is left as it is (a resumed finished run is not re-dated)."""
-        self.flush(run_id)
+        self._flush_for_end(run_id)
         stray = run.unattributed_log()
         with self._transaction() as db:
             if stray.text or stray.truncated:
@@ -718,7 +727,7 @@ class RunStore:
 
     def abandon(self, run_id: str) -> None:
         """Mark an unfinished run left behind (resumable) and release its lease."""
-        self.flush(run_id)
+        self._flush_for_end(run_id)
         with self._transaction() as db:
             db.execute(
                 "UPDATE runs SET status = 'abandoned', updated_at = ?, lease_owner = NULL, "
