@@ -1,8 +1,7 @@
 """harness-tui: a deterministic workflow harness with a terminal workbench.
 
-The public API is headless: importing it never imports a UI toolkit. The engine's names are
-imported at once (standard library only); loading files, exports, the store, replay and diffs
-are imported on first use.
+The public API is headless: importing it never imports a UI toolkit. Every name is
+imported on first use, so a command pays only for what it uses.
 """
 
 from __future__ import annotations
@@ -10,40 +9,40 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ._lazy import lazy_exports
-from .engine import (
-    CanonicalError,
-    Clock,
-    CycleError,
-    DeterministicScheduler,
-    Driver,
-    FakeClock,
-    GraphError,
-    Harness,
-    HarnessError,
-    OnFailure,
-    Plan,
-    PlanStep,
-    RecordedExecutor,
-    ResumeError,
-    Run,
-    RunStatus,
-    SerialExecutor,
-    Status,
-    Stop,
-    StopReason,
-    SystemClock,
-    TaskFailedError,
-    TaskGraph,
-    TaskNode,
-    TaskOrchestrator,
-    TraceEvent,
-    Trigger,
-    canonical_json,
-    compute_task_id,
-    digest,
-)
 
 if TYPE_CHECKING:
+    from .engine import (
+        CanonicalError,
+        Clock,
+        CycleError,
+        DeterministicScheduler,
+        Driver,
+        FakeClock,
+        GraphError,
+        Harness,
+        HarnessError,
+        OnFailure,
+        Plan,
+        PlanStep,
+        RecordedExecutor,
+        ResumeError,
+        Run,
+        RunStatus,
+        SerialExecutor,
+        Status,
+        Stop,
+        StopReason,
+        SystemClock,
+        TaskFailedError,
+        TaskGraph,
+        TaskNode,
+        TaskOrchestrator,
+        TraceEvent,
+        Trigger,
+        canonical_json,
+        compute_task_id,
+        digest,
+    )
     from .engine.diff import PlanDiff, plan_diff
     from .engine.inputs import TaskInputs
     from .engine.state import Snapshot
@@ -59,6 +58,36 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 _LAZY = {
+    "CanonicalError": ".engine",
+    "Clock": ".engine",
+    "CycleError": ".engine",
+    "DeterministicScheduler": ".engine",
+    "Driver": ".engine",
+    "FakeClock": ".engine",
+    "GraphError": ".engine",
+    "Harness": ".engine",
+    "HarnessError": ".engine",
+    "OnFailure": ".engine",
+    "Plan": ".engine",
+    "PlanStep": ".engine",
+    "RecordedExecutor": ".engine",
+    "ResumeError": ".engine",
+    "Run": ".engine",
+    "RunStatus": ".engine",
+    "SerialExecutor": ".engine",
+    "Status": ".engine",
+    "Stop": ".engine",
+    "StopReason": ".engine",
+    "SystemClock": ".engine",
+    "TaskFailedError": ".engine",
+    "TaskGraph": ".engine",
+    "TaskNode": ".engine",
+    "TaskOrchestrator": ".engine",
+    "TraceEvent": ".engine",
+    "Trigger": ".engine",
+    "canonical_json": ".engine",
+    "compute_task_id": ".engine",
+    "digest": ".engine",
     "debug": ".debugger",
     "PlanDiff": ".engine.diff",
     "plan_diff": ".engine.diff",

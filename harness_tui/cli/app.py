@@ -115,17 +115,35 @@ def plan(file: str, payload: str | None, as_json: bool) -> None:
         }
         echo_json(document)
         return
+    graph = workflow.graph
+    rows = (
+        (
+            str(step.index),
+            step.task,
+            step.task_id,
+            str(step.level),
+            ", ".join(graph[step.task].depends_on),
+        )
+        for step in the_plan
+    )
+    if not sys.stdout.isatty():
+        # For cut, awk and grep (and as fast as --json): one header line, one line per task.
+        lines = ["\t".join(PLAN_COLUMNS), *("\t".join(row) for row in rows)]
+        echo("\n".join([*lines, f"plan digest: {the_plan.digest}"]))
+        return
     from rich.table import Table
 
     table = Table(title=f"{shown(workflow.name)}: {len(the_plan)} tasks", title_justify="left")
-    for column in ("#", "task", "task_id", "level", "depends_on"):
+    for column in PLAN_COLUMNS:
         table.add_column(column, justify="right" if column in ("#", "level") else "left")
-    for step in the_plan:
-        deps = ", ".join(workflow.graph[step.task].depends_on)
-        table.add_row(str(step.index), step.task, step.task_id, str(step.level), deps)
+    for row in rows:
+        table.add_row(*row)
     console = table_console()
     console.print(table)
     console.print(f"plan digest: {the_plan.digest}")
+
+
+PLAN_COLUMNS = ("#", "task", "task_id", "level", "depends_on")
 
 
 @cli.command()

@@ -13,7 +13,6 @@ from typing import IO, TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from ..engine.events import RunStatus
 from ..engine.untrusted import shown, visible
 from .app import cli
 from .common import (
@@ -194,6 +193,8 @@ def _summary(live: LiveRun) -> None:
 
 def _finish(live: LiveRun, quiet: bool, export_to: str | None, fmt: str, redact: str) -> None:
     """Summary, export, exit code: the end of ``run`` and ``resume``."""
+    from ..engine.events import RunStatus
+
     if not quiet:
         _summary(live)
     if export_to:
@@ -301,10 +302,11 @@ def _drive(live: LiveRun, quiet: bool, show_logs: bool = False) -> None:
 _STOPS = 2
 """Ctrl+C presses that stop the run in order (the second cancels the cleanups too). The next
 one leaves at once, for a task that will not stop: the run stays ``interrupted``, resumable,
-as after a kill (every finished task is committed)."""
+as after a kill (the finished tasks are committed first unless a write was under way)."""
 
 
 def _leave_now(live: LiveRun) -> NoReturn:
+    live.flush(if_idle=True)
     if live.run_id:
         echo(f"interrupted; continue with: harness-tui resume {live.run_id}", err=True)
     for stream in (sys.stdout, sys.stderr):

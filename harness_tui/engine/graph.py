@@ -23,6 +23,7 @@ __all__ = [
     "CycleError",
     "GraphError",
     "GraphProblem",
+    "OnFailure",
     "TaskGraph",
     "TaskNode",
     "Trigger",
@@ -32,6 +33,15 @@ TaskFn = Callable[[Mapping[str, Any]], Any]
 Predicate = Callable[[Mapping[str, Any]], bool]
 
 NAME_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,127}")
+
+
+class OnFailure(StrEnum):
+    """What a run does once a task has finally failed."""
+
+    STOP = "stop"
+    """Cancel the remaining tasks; the run fails."""
+    CONTINUE = "continue"
+    """Independent branches go on; dependents become ``upstream_failed``."""
 
 
 class Trigger(StrEnum):

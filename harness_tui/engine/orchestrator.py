@@ -9,7 +9,6 @@ pause) live in :class:`~harness_tui.engine.driver.Driver`, which every front end
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from enum import StrEnum
 from typing import Any, NamedTuple
 
 from .canonical import combine_digests, loads
@@ -27,7 +26,7 @@ from .events import (
     ends_task,
 )
 from .executors import Executor, SerialExecutor
-from .graph import TaskGraph, Trigger
+from .graph import OnFailure, TaskGraph, Trigger
 from .parallel import ParallelPool, executor_factory
 from .resume import ResumeError, restore
 from .scheduler import DeterministicScheduler, Plan, PlanStep
@@ -44,15 +43,6 @@ __all__ = [
     "Run",
     "TaskOrchestrator",
 ]
-
-
-class OnFailure(StrEnum):
-    """What a run does once a task has finally failed."""
-
-    STOP = "stop"
-    """Cancel the remaining tasks; the run fails."""
-    CONTINUE = "continue"
-    """Independent branches go on; dependents become ``upstream_failed``."""
 
 
 class RetiredStep(NamedTuple):

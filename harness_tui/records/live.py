@@ -220,6 +220,9 @@ class LiveRun:
             return
         if self._finished_recorded:
             return
+        self.flush()
+        if self.problem is not None:  # the last tasks could not be written: the end neither
+            return
         try:
             if self.run.finished:
                 self.store.finish(self.run, self.run_id)
@@ -237,7 +240,22 @@ class LiveRun:
         stop = self.driver.step() if single else self.driver.continue_()
         if self.run.finished:
             self._record_end()
+        else:
+            self.flush()  # a pause: what ran so far is in the store
         return stop
+
+    def flush(self, *, if_idle: bool = False) -> None:
+        """Write the tasks the store has pending (group commit) now. ``if_idle``: only when
+        no write is under way (from a signal handler about to leave at once)."""
+        if self.store is None or self.run_id is None or self.problem is not None:
+            return
+        if if_idle:
+            self.store.flush_if_idle()
+            return
+        try:
+            self.store.flush(self.run_id)
+        except StoreError as exc:
+            self.problem = f"the run is no longer recorded: {exc}"
 
     def interrupt(self) -> None:
         """Ctrl+C, called from the main thread's SIGINT handler: stop the run as the user's

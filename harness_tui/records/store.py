@@ -1,9 +1,12 @@
 """The run store: every run recorded as it happens, in SQLite (stdlib ``sqlite3``).
 
-WAL mode; one transaction per retired task (its events and its committed output together), so
-after a crash the store ends at a task boundary and a resume can go on from there. With
-``synchronous=NORMAL`` a committed task survives the process being killed (only a power cut can
-lose the last transactions, never corrupt the file).
+WAL mode; group commit: the tasks a run retires are written together, one transaction per
+batch of whole tasks (their events, committed outputs and logs), when 512 events are pending,
+50 ms have passed or the run pauses, ends or is left (:meth:`RunStore.attach`). After a crash
+the store ends at a task boundary and a resume goes on from there, running again the tasks of
+the batch that was not written yet: at-least-once for a task's side effects. With
+``synchronous=NORMAL`` a committed batch survives the process being killed (only a power cut
+can lose the last transactions, never corrupt the file).
 
 The schema is versioned with ``PRAGMA user_version`` and upgraded by the ordered
 :data:`MIGRATIONS`; a store newer than this tool is refused with one line. Nothing outside this
@@ -21,6 +24,7 @@ import os
 import secrets
 import socket
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -129,6 +133,11 @@ _INSERT_OUTPUT = "INSERT INTO outputs (run_id, task, text, digest) VALUES (?, ?,
 _INSERT_LOG = (
     "INSERT OR REPLACE INTO logs (run_id, task, attempt, text, truncated) VALUES (?, ?, ?, ?, ?)"
 )
+
+GROUP_EVENTS = 512
+"""Group commit: a run's pending events are written once this many are waiting..."""
+GROUP_SECONDS = 0.05
+"""...or this long after the first of them was queued, whichever comes first."""
 
 RESUMABLE = ("interrupted", "abandoned")
 """Stored statuses beyond the engine's RunStatus: runs left unfinished, which resume takes."""
@@ -298,8 +307,23 @@ def _fork_of(text: str) -> tuple[str, str] | None:
     return None
 
 
+@dataclass(slots=True)
+class _Batch:
+    """What a recorded run has retired and the store has not written yet (group commit)."""
+
+    run_id: str
+    on_error: Callable[[StoreError], None] | None
+    events: list[tuple[Any, ...]] = field(default_factory=list)
+    outputs: list[tuple[Any, ...]] = field(default_factory=list)
+    logs: list[tuple[Any, ...]] = field(default_factory=list)
+    since: float | None = None  # monotonic time the oldest pending task was queued
+    error: StoreError | None = None  # a timed write failed, for the run's thread to raise
+    broken: bool = False  # on_error heard of a failure: recording stopped
+
+
 class RunStore:
-    """A SQLite file of runs. Safe to use from one thread at a time (the TUI's run worker).
+    """A SQLite file of runs. Safe to use from one thread at a time (the TUI's run worker); its
+    own flusher thread writes a recorded run's due batch, under the same lock.
 
     Args:
         path: the store file.
@@ -317,6 +341,13 @@ class RunStore:
 
     def __init__(self, path: str | Path, *, create: bool = True, write: bool | None = None) -> None:
         self.path = Path(path)
+        # One writer at a time on the connection: the run's thread and a group commit's timer.
+        self._lock = threading.RLock()
+        self._batches: dict[str, _Batch] = {}
+        self._closed = False
+        self._wake = threading.Condition(self._lock)
+        self._flusher: threading.Thread | None = None
+        self._flusher_due = float("inf")  # when the flusher thread wakes up next
         self.damage: str | None = None
         """Damage found before opening (a write-ahead log SQLite would silently cut short),
         with where a copy of it is kept; the store opens with what SQLite can recover."""
@@ -361,10 +392,11 @@ class RunStore:
 
     @contextmanager
     def _guard(self, doing: str) -> Iterator[None]:
-        try:
-            yield
-        except sqlite3.Error as exc:
-            raise StoreError(f"{self.path}: {doing}: {exc}") from None
+        with self._lock:
+            try:
+                yield
+            except sqlite3.Error as exc:
+                raise StoreError(f"{self.path}: {doing}: {exc}") from None
 
     def _prepare(self, writable: bool) -> None:
         """Check the schema, and bring it to :data:`SCHEMA_VERSION` when it is older (a
@@ -412,9 +444,17 @@ class RunStore:
             return int(self._db.execute("PRAGMA user_version").fetchone()[0])
 
     def close(self) -> None:
-        """Close the file."""
-        with self._guard("cannot close"):
-            self._db.close()
+        """Write what is pending and close the file."""
+        with self._lock:
+            if self._closed:
+                return
+            try:
+                self.flush()
+            finally:
+                self._closed = True
+                self._wake.notify_all()
+                with self._guard("cannot close"):
+                    self._db.close()
 
     def __enter__(self) -> RunStore:
         return self
@@ -478,67 +518,168 @@ class RunStore:
     def attach(
         self, run: Run, run_id: str, on_error: Callable[[StoreError], None] | None = None
     ) -> None:
-        """Record every step ``run`` retires from now on under ``run_id``: one transaction
-        per task, holding its events and its committed output.
+        """Record every step ``run`` retires from now on under ``run_id``, by group commit:
+        the retired tasks' events, outputs and logs are written together, in one transaction,
+        when :data:`GROUP_EVENTS` events are pending, :data:`GROUP_SECONDS` have passed since
+        the first of them, or at :meth:`flush` (a pause), :meth:`finish`, :meth:`abandon` and
+        :meth:`close`. A batch holds whole tasks: after a crash the store still ends at a task
+        boundary, and up to one batch of finished tasks runs again on resume.
 
         Args:
             on_error: called once if a write fails, after which recording stops; without it
-                the :class:`StoreError` propagates out of the run's step.
+                the :class:`StoreError` propagates out of the run's step (or the next flush).
         """
         renew_at = time.time() + LEASE_SECONDS / 2
-        broken = False
+        with self._lock:
+            old = self._batches.get(run_id)
+            if old is not None:
+                self._flush_batch(old)
+            batch = self._batches[run_id] = _Batch(run_id, on_error)
+            self._start_flusher()
 
         def on_retire(retired: RetiredStep) -> None:
-            nonlocal renew_at, broken
-            if broken:
+            nonlocal renew_at
+            if batch.broken:
                 return
             try:
-                self._write_step(run_id, retired)
+                with self._lock:
+                    self._add(batch, retired)
                 now = time.time()
                 if now >= renew_at:
                     renew_at = now + LEASE_SECONDS / 2
                     self._renew(run_id, now + LEASE_SECONDS)
             except StoreError as exc:
-                if on_error is None:
-                    raise
-                broken = True
-                on_error(exc)
+                self._failed(batch, exc)
 
         run.on_retire(on_retire)
 
-    def _write_step(self, run_id: str, retired: RetiredStep) -> None:
-        # The hot path of recording (once per task): plain try/except, no context managers.
+    def _add(self, batch: _Batch, retired: RetiredStep) -> None:
+        """Queue a retired task's rows (the hot path of recording, once per task; the lock is
+        held), writing the batch when it is due."""
+        if batch.error is not None:
+            raise batch.error
+        run_id = batch.run_id
         events = retired.events
         final = events[-1]
-        rows = [
-            (run_id, e.seq, e is final, e.canonical_text(), e.started_at, e.ended_at,
-             e.traceback, e.wall, e.worker)
-            for e in events
-        ]  # fmt: skip
+        batch.events.extend(
+            [
+                (run_id, e.seq, e is final, e.canonical_text(), e.started_at, e.ended_at,
+                 e.traceback, e.wall, e.worker)
+                for e in events
+            ]
+        )  # fmt: skip
+        if retired.output is not None:
+            batch.outputs.append((run_id, retired.step.task, retired.output, retired.output_digest))
+        if retired.logs:
+            task = retired.step.task
+            batch.logs.extend((run_id, task, n, log.text, log.truncated) for n, log in retired.logs)
+        now = time.monotonic()
+        if batch.since is None:
+            batch.since = now
+        if len(batch.events) >= GROUP_EVENTS or now - batch.since >= GROUP_SECONDS:
+            self._flush_batch(batch)
+        elif self._flusher_due > batch.since + GROUP_SECONDS:
+            self._wake.notify()  # the flusher sleeps past this batch's time (or forever)
+
+    def _failed(self, batch: _Batch, exc: StoreError) -> None:
+        """A write of ``batch`` failed: its ``on_error`` hears it once and recording stops;
+        without one the error propagates."""
+        if batch.on_error is None:
+            raise exc
+        if not batch.broken:
+            batch.broken = True
+            batch.on_error(exc)
+
+    def _start_flusher(self) -> None:
+        if self._flusher is None:
+            self._flusher = threading.Thread(
+                target=self._flush_when_due, name="harness-tui store", daemon=True
+            )
+            self._flusher.start()
+
+    def _flush_when_due(self) -> None:
+        """The flusher thread: writes a batch whose time is up while its run is busy (a long
+        task). An error waits for the run's thread unless the run's ``on_error`` hears it."""
+        with self._wake:
+            while not self._closed:
+                pending = [b for b in self._batches.values() if b.since is not None]
+                if not pending:
+                    self._flusher_due = float("inf")
+                    self._wake.wait()
+                    continue
+                self._flusher_due = min(b.since or 0.0 for b in pending) + GROUP_SECONDS
+                delay = self._flusher_due - time.monotonic()
+                if delay > 0:
+                    self._wake.wait(delay)
+                    continue
+                for batch in pending:
+                    if batch.since is not None and batch.since + GROUP_SECONDS <= time.monotonic():
+                        self._flush_due(batch)
+
+    def _flush_due(self, batch: _Batch) -> None:
+        if batch.broken or batch.error is not None:
+            batch.since = None
+            return
+        try:
+            self._flush_batch(batch)
+        except StoreError as exc:
+            if batch.on_error is None:
+                batch.error = exc
+            else:
+                self._failed(batch, exc)
+
+    def flush(self, run_id: str | None = None) -> None:
+        """Write what is pending for ``run_id`` (every run by default) now: a run paused,
+        stopped or about to be read. A failed write goes to the run's ``on_error``."""
+        with self._lock:
+            batches = [self._batches[run_id]] if run_id in self._batches else []
+            for batch in batches if run_id is not None else list(self._batches.values()):
+                if batch.broken:
+                    continue
+                try:
+                    if batch.error is not None:
+                        raise batch.error
+                    self._flush_batch(batch)
+                except StoreError as exc:
+                    self._failed(batch, exc)
+
+    def flush_if_idle(self) -> None:
+        """Write what is pending unless the store is in the middle of a write (a signal
+        handler leaving at once: a write it interrupted is lost, as after a kill)."""
+        if not self._lock.acquire(blocking=False):
+            return
+        try:
+            if not self._db.in_transaction:
+                self.flush()
+        except StoreError:
+            pass
+        finally:
+            self._lock.release()
+
+    def _flush_batch(self, batch: _Batch) -> None:
+        """Write ``batch`` in one transaction (the lock is held)."""
+        batch.since = None
+        if not batch.events:
+            return
+        events, outputs, logs = batch.events, batch.outputs, batch.logs
+        batch.events, batch.outputs, batch.logs = [], [], []
         db = self._db
         try:
             db.execute("BEGIN")
             try:
-                db.executemany(_INSERT_EVENTS, rows)
-                if retired.output is not None:
-                    db.execute(
-                        _INSERT_OUTPUT,
-                        (run_id, retired.step.task, retired.output, retired.output_digest),
-                    )
-                if retired.logs:
-                    task = retired.step.task
-                    db.executemany(
-                        _INSERT_LOG,
-                        [(run_id, task, n, log.text, log.truncated) for n, log in retired.logs],
-                    )
+                db.executemany(_INSERT_EVENTS, events)
+                if outputs:
+                    db.executemany(_INSERT_OUTPUT, outputs)
+                if logs:
+                    db.executemany(_INSERT_LOG, logs)
             except BaseException:
                 _rollback(db)
                 raise
             db.execute("COMMIT")
         except sqlite3.IntegrityError:
             raise StoreError(
-                f"run {run_id} is recorded by {_holder(self._owner(run_id))} now; this "
-                "process stopped recording it"
+                f"run {batch.run_id} is recorded by {_holder(self._owner(batch.run_id))} now; "
+                "this process stopped recording it"
             ) from None
         except sqlite3.Error as exc:
             raise StoreError(f"{self.path}: cannot record a task: {exc}") from None
@@ -555,9 +696,19 @@ class RunStore:
         with self._transaction() as db:
             db.execute("UPDATE runs SET lease_until = ? WHERE id = ?", (until, run_id))
 
+    def _flush_for_end(self, run_id: str) -> None:
+        """Write what is pending before a run's end is recorded, and stop batching it; an end
+        is never recorded over tasks that could not be written."""
+        self.flush(run_id)
+        with self._lock:
+            batch = self._batches.pop(run_id, None)
+        if batch is not None and batch.broken:
+            raise StoreError(f"run {run_id}: its last tasks were not recorded; its end is not")
+
     def finish(self, run: Run, run_id: str) -> None:
         """Record the final status and digest of a run and release its lease. A run whose
         end is already recorded is left as it is (a resumed finished run is not re-dated)."""
+        self._flush_for_end(run_id)
         stray = run.unattributed_log()
         with self._transaction() as db:
             if stray.text or stray.truncated:
@@ -576,6 +727,7 @@ class RunStore:
 
     def abandon(self, run_id: str) -> None:
         """Mark an unfinished run left behind (resumable) and release its lease."""
+        self._flush_for_end(run_id)
         with self._transaction() as db:
             db.execute(
                 "UPDATE runs SET status = 'abandoned', updated_at = ?, lease_owner = NULL, "
@@ -587,6 +739,7 @@ class RunStore:
 
     def runs(self) -> list[dict[str, Any]]:
         """Every run, newest first, with its status as people should read it."""
+        self.flush()
         with self._guard("cannot read"):
             rows = self._db.execute(
                 "SELECT id, workflow_name, workflow_path, payload_digest, status, started_at, "
@@ -618,6 +771,7 @@ class RunStore:
         Raises:
             StoreError: no such run, its workflow no longer parses, or the file is unreadable.
         """
+        self.flush(run_id)
         with self._guard(f"cannot read run {run_id}"):
             row = self._db.execute(
                 "SELECT workflow_path, workflow_base, workflow_source, payload_text, status, "

@@ -12,15 +12,13 @@ import hashlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jmespath
 from pydantic import BaseModel, ValidationError
 
 from ..engine.canonical import CanonicalError, check_json, payload_text
-from ..engine.diff import PlanDiff, plan_diff
-from ..engine.graph import GraphError, TaskGraph, TaskNode, Trigger
-from ..engine.orchestrator import OnFailure
+from ..engine.graph import GraphError, OnFailure, TaskGraph, TaskNode, Trigger
 from ..engine.spec import DEFAULT_ISOLATION, task_spec
 from ..engine.untrusted import quoted
 from .builtins import builtin_problem, jmespath_message
@@ -30,6 +28,9 @@ from .model import Defaults, TaskSpec, WorkflowSpec
 from .payload import read_capped
 from .refs import LazyCallable, parse_ref
 from .yamlpos import Located, YamlSyntaxError, compose
+
+if TYPE_CHECKING:
+    from ..engine.diff import PlanDiff
 
 __all__ = [
     "Workflow",
@@ -76,6 +77,8 @@ class Workflow:
 
 def diff_workflows(old: Workflow, old_payload: Any, new: Workflow, new_payload: Any) -> PlanDiff:
     """The plan diff of two workflow versions, their workflow-level settings included."""
+    from ..engine.diff import plan_diff
+
     return plan_diff(
         old.graph,
         old_payload,

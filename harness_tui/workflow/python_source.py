@@ -22,18 +22,19 @@ import re
 import sys
 from collections.abc import Callable, Collection, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..engine.canonical import check_json, digest_text
 from ..engine.errors import HarnessError
-from ..engine.graph import Predicate, TaskGraph, TaskNode, Trigger
-from ..engine.harness import Harness
-from ..engine.orchestrator import OnFailure
+from ..engine.graph import OnFailure, Predicate, TaskGraph, TaskNode, Trigger
 from ..engine.scheduler import DeterministicScheduler
 from ..engine.spec import task_spec
 from ..engine.untrusted import shorten, visible
 from .errors import Problem, WorkflowError
 from .loader import Workflow
+
+if TYPE_CHECKING:
+    from ..engine.harness import Harness
 
 __all__ = [
     "SPEC_FORMAT",
@@ -80,6 +81,8 @@ def load_python(spec: str) -> Workflow:
     with _printed_to_stderr():  # stdout may be the JSON of `--export -` or `plan --json`
         module = _import(file, spec)
         built = _build(module, match["attr"], spec)
+    from ..engine.harness import Harness
+
     graph = built.graph if isinstance(built, Harness) else built
     on_failure = OnFailure(getattr(module, "ON_FAILURE", "stop"))
     payload = getattr(module, "PAYLOAD", getattr(module, "payload", {}))
@@ -146,6 +149,8 @@ def _import(file: Path, spec: str) -> Any:
 
 def _build(module: Any, attr: str, spec: str) -> Harness | TaskGraph:
     """The module attribute, called if it is a factory, as a Harness or a TaskGraph."""
+    from ..engine.harness import Harness
+
     if not hasattr(module, attr):
         raise _problem(spec, f"{module.__name__} has no attribute {attr!r}")
     value = getattr(module, attr)

@@ -197,3 +197,12 @@ def test_diff_of_an_export_and_a_workflow_is_one_clear_line(tmp_path: Path) -> N
         assert result.exit_code == 2
         (line,) = result.stderr.strip().splitlines()
         assert "is a run export and" in line and "verify" in line
+
+
+def test_plan_piped_is_one_tab_separated_line_per_task() -> None:
+    code, out, _ = invoke("plan", str(ROOT / "workflows/user_profile.yaml"))
+    lines = out.splitlines()
+    assert code == 0 and lines[0].split("\t") == ["#", "task", "task_id", "level", "depends_on"]
+    assert lines[1].split("\t")[:2] == ["0", "extract_user_info"]
+    assert lines[4].split("\t")[4] == "check_quota, enrich_user_data"
+    assert lines[5].startswith("plan digest: ") and len(lines) == 6

@@ -206,3 +206,38 @@ def test_a_cancelled_stored_run_exports_redacted_with_a_valid_checksum(tmp_path:
     record = RunRecord.read(out)  # the checksum covers the status it carries
     assert record.status == "cancelled"
     assert record.payload["secret"] == "<redacted>"
+
+
+def _stored_finals(db: Path) -> int:
+    with sqlite3.connect(db) as conn:
+        return int(conn.execute("SELECT COUNT(*) FROM events WHERE final = 1").fetchone()[0])
+
+
+def test_group_commit_writes_a_batch_when_full_due_or_paused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import harness_tui.records.store as store_module
+
+    workflow = load_workflow(ROOT / "workflows/user_profile.yaml")
+    db = tmp_path / "runs.db"
+    store = RunStore(db)
+    monkeypatch.setattr(store_module, "GROUP_SECONDS", 3600.0)
+    monkeypatch.setattr(store_module, "GROUP_EVENTS", 4)  # two tasks of two events each
+    run = TaskOrchestrator(workflow.graph, clock=FakeClock()).start(workflow.payload)
+    run_id = store.record(run, workflow)
+    run.step()
+    assert _stored_finals(db) == 0  # pending: another process sees nothing yet
+    run.step()
+    assert _stored_finals(db) == 2  # full
+    run.step()
+    store.flush(run_id)  # a pause
+    assert _stored_finals(db) == 3
+    monkeypatch.setattr(store_module, "GROUP_SECONDS", 0.05)
+    run.step()  # the last task: written by the store's own thread once its time is up
+    deadline = time.monotonic() + 10
+    while _stored_finals(db) < 4 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert _stored_finals(db) == 4
+    store.finish(run, run_id)
+    store.close()
+    assert RunStore(db).export(run_id).digests == run.digests()

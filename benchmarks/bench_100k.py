@@ -1,0 +1,94 @@
+"""100,000 tasks end to end through the CLI: every command on a generated workflow, its wall
+time and peak RSS (``ru_maxrss`` of each process), and ``run --no-store -q`` against the
+engine's run of the same loaded graph (``TaskOrchestrator(wf.graph)`` to the end, load
+excluded) in the same run (target: at most 2x).
+
+Run: python benchmarks/bench_100k.py [--tasks 100000] [--tree TREE] [--only run,engine,...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+ENGINE = """
+import gc, json, resource, sys, time
+from harness_tui.engine.orchestrator import TaskOrchestrator
+from harness_tui.workflow.loader import load_workflow
+wf = load_workflow(sys.argv[1])
+start = time.perf_counter()
+run = TaskOrchestrator(wf.graph, on_failure=wf.on_failure).start(wf.payload)
+run.run_to_end()
+took = time.perf_counter() - start
+assert run.status.value == "succeeded", run.status
+print(json.dumps({"seconds": took, "digest": run.digest}))
+"""
+
+
+def _timed(args: list[str], env: dict[str, str], out: Path | None = None) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MiB) of one process."""
+    stdout = out.open("w") if out else subprocess.DEVNULL
+    start = time.perf_counter()
+    # From the measured tree: ``python -m`` puts the working folder first on sys.path.
+    process = subprocess.Popen(
+        args, env=env, cwd=env["PYTHONPATH"], stdout=stdout, stderr=subprocess.PIPE
+    )
+    _, status, usage = os.wait4(process.pid, 0)
+    took = time.perf_counter() - start
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if out:
+        stdout.close()  # type: ignore[union-attr]
+    if process.returncode != 0:
+        error = process.stderr.read().decode()[-500:] if process.stderr else ""
+        raise SystemExit(f"{' '.join(args)}: exit {process.returncode}: {error}")
+    return took, usage.ru_maxrss / 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tasks", type=int, default=100_000)
+    parser.add_argument("--tree", type=Path, default=HERE.parent)
+    args = parser.parse_args()
+    env = dict(os.environ, PYTHONPATH=str(args.tree.resolve()))
+    folder = Path(tempfile.mkdtemp())
+    big, export, store = folder / "big.yaml", folder / "run.json", folder / "runs.db"
+    cli = [sys.executable, "-m", "harness_tui"]
+    print(f"tree: {args.tree.resolve().name}  tasks: {args.tasks}")
+    steps: list[tuple[str, list[str], Path | None]] = [
+        ("generate", [*cli, "generate", "--tasks", str(args.tasks)], big),
+        ("validate", [*cli, "validate", str(big)], None),
+        ("plan --json", [*cli, "plan", str(big), "--json"], None),
+        ("plan (piped)", [*cli, "plan", str(big)], None),
+        ("run --no-store -q", [*cli, "run", str(big), "--no-store", "-q"], None),
+        (
+            "run --store -q --export",
+            [*cli, "run", str(big), "--store", str(store), "-q", "--export", str(export)],
+            None,
+        ),
+        ("runs", [*cli, "runs", "--store", str(store)], None),
+        ("replay", [*cli, "replay", str(export)], None),
+        ("diff FILE FILE", [*cli, "diff", str(big), str(big)], None),
+        ("diff RUN RUN", [*cli, "diff", str(export), str(export)], None),
+        ("engine (load excluded)", [sys.executable, "-c", ENGINE, str(big)], folder / "e.json"),
+    ]
+    walls = {}
+    print(f"{'command':26} {'wall s':>8} {'RSS MiB':>8}")
+    for name, command, out in steps:
+        took, rss = _timed(command, env, out)
+        if name.startswith("engine"):
+            took = float(__import__("json").loads((folder / "e.json").read_text())["seconds"])
+        walls[name] = took
+        print(f"{name:26} {took:8.2f} {rss:8.0f}", flush=True)
+    ratio = walls["run --no-store -q"] / walls["engine (load excluded)"]
+    print(f"run --no-store -q / engine run: {ratio:.2f}x (target <= 2; the CLI includes its load)")
+
+
+if __name__ == "__main__":
+    main()

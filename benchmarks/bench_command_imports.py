@@ -1,0 +1,107 @@
+"""What each command costs to start: its imports (``python -X importtime``) and its whole-process
+wall time on a 4-task workflow, against ``python -c pass`` and ``python -c "import yaml,
+pydantic"`` measured in the same run (target: ``validate`` within 60 ms of the latter).
+
+Printed per command: the best wall time of N runs (the machine is shared), the time spent
+importing (sum of every module's own import time) and the heaviest top-level imports.
+
+Run: python benchmarks/bench_command_imports.py [--runs 7] [--tree TREE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+SMALL = """\
+name: small
+payload: {n: 1}
+tasks:
+  a: {run: builtin:echo}
+  b: {run: builtin:echo, depends_on: [a]}
+  c: {run: builtin:echo, depends_on: [a]}
+  d: {run: builtin:merge, depends_on: [b, c]}
+"""
+
+_LINE = re.compile(r"import time:\s+(\d+) \|\s+(\d+) \| (\s*)(\S+)")
+
+
+def _commands(folder: Path) -> dict[str, list[str]]:
+    small = folder / "small.yaml"
+    small.write_text(SMALL)
+    export = folder / "run.json"
+    store = folder / "runs.db"
+    cli = ["-m", "harness_tui"]
+    subprocess.run([sys.executable, *cli, "run", str(small), "--no-store", "-q", "--export",
+                    str(export)], check=True, env=_ENV, cwd=_ENV["PYTHONPATH"])  # fmt: skip
+    return {
+        "python -c pass": ["-c", "pass"],
+        "import yaml, pydantic": ["-c", "import yaml, pydantic"],
+        "--help": [*cli, "--help"],
+        "validate": [*cli, "validate", str(small)],
+        "plan": [*cli, "plan", str(small)],
+        "run --no-store": [*cli, "run", str(small), "--no-store", "-q"],
+        "run --store": [*cli, "run", str(small), "--store", str(store), "-q"],
+        "runs": [*cli, "runs", "--store", str(store)],
+        "replay": [*cli, "replay", str(export)],
+        "diff": [*cli, "diff", str(small), str(small)],
+        "schema": [*cli, "schema", "workflow"],
+        "generate": [*cli, "generate", "--tasks", "4"],
+    }
+
+
+_ENV = dict(os.environ)
+
+
+def _wall(args: list[str], runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, *args], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, env=_ENV, cwd=_ENV["PYTHONPATH"])  # fmt: skip
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def _imports(args: list[str]) -> tuple[float, list[tuple[float, str]]]:
+    """Total import time (ms) and the top-level imports by cumulative time."""
+    done = subprocess.run([sys.executable, "-X", "importtime", *args], capture_output=True,
+                          text=True, env=_ENV, cwd=_ENV["PYTHONPATH"])  # fmt: skip
+    total, top = 0, []
+    for match in _LINE.finditer(done.stderr):
+        own, cumulative, indent, name = match.groups()
+        total += int(own)
+        if not indent:
+            top.append((int(cumulative) / 1e3, name))
+    return total / 1e3, sorted(top, reverse=True)[:3]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--tree", type=Path, default=HERE.parent)
+    args = parser.parse_args()
+    _ENV["PYTHONPATH"] = str(args.tree.resolve())
+    commands = _commands(Path(tempfile.mkdtemp()))
+    print(f"tree: {args.tree.resolve().name}  (best of {args.runs} runs)")
+    print(f"{'command':24} {'wall ms':>8} {'imports ms':>11}  heaviest top-level imports (ms)")
+    walls = {}
+    for name, command in commands.items():
+        walls[name] = _wall(command, args.runs) * 1e3
+        total, top = _imports(command)
+        heaviest = ", ".join(f"{module} {ms:.0f}" for ms, module in top)
+        print(f"{name:24} {walls[name]:8.1f} {total:11.1f}  {heaviest}")
+    extra = walls["validate"] - walls["import yaml, pydantic"]
+    print(f"validate - import yaml, pydantic: {extra:.1f} ms (target <= 60)")
+
+
+if __name__ == "__main__":
+    main()
