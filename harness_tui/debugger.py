@@ -25,6 +25,7 @@ def debug(
     headless: bool = False,
     name: str = "debug",
     on_failure: OnFailure | str = OnFailure.STOP,
+    workers: int | None = None,
 ) -> Run:
     """Step through ``harness`` for ``payload`` in the workbench; return the run.
 
@@ -34,14 +35,17 @@ def debug(
         headless: run to the end without a terminal instead (for CI and tests).
         name: the workflow's name in the workbench and in exports.
         on_failure: ``stop`` or ``continue``.
+        workers: tasks run at once (default: the harness's own ``workers``, else 1).
 
     Raises:
         HarnessError: there is no terminal to open the workbench in (and not ``headless``).
     """
     graph = harness.graph if isinstance(harness, Harness) else harness
     value = {} if payload is None else payload
+    if workers is None:
+        workers = harness.workers if isinstance(harness, Harness) else 1
     if headless:
-        orchestrator = TaskOrchestrator(graph, on_failure=on_failure)
+        orchestrator = TaskOrchestrator(graph, on_failure=on_failure, workers=workers)
         return orchestrator.start(value).run_to_end()
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise HarnessError(
@@ -52,6 +56,6 @@ def debug(
     from .tui.session import Session
     from .workflow.python_source import graph_workflow
 
-    session = Session(graph_workflow(graph, value, name, on_failure), value)
+    session = Session(graph_workflow(graph, value, name, on_failure), value, workers=workers)
     HarnessApp(session, None).run()
     return session.run

@@ -110,7 +110,8 @@ async def test_going_back_in_time_shows_the_earlier_state() -> None:
         assert screen.selected == event.task
         sections = inspector_sections(app.screen.query_one(Inspector))
         assert sections["task"]["status"] == "running"
-        assert sections["task"]["shown"] == "as of event 4"
+        # The 5th event (seq 4): counted from 1, as the header counts.
+        assert sections["task"]["shown"] == "as of event 5"
         assert "output" not in sections
         assert cell(app.screen.query_one(PlanTable), "compose_response", "status") == "· pending"
         assert app.screen.query_one(TracePanel).cursor_row == 4

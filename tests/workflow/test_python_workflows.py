@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -247,3 +248,17 @@ def test_what_a_module_prints_on_import_stays_off_stdout(
     sys.modules.pop("noisy", None)
     assert code == 0 and json.loads(out)["workflow"] == "noisy"
     assert "IMPORTED \\x1b]0;TITLE\\x07" in err and "building" in err and "\x1b" not in err
+
+
+def test_debug_takes_the_harness_workers() -> None:
+    meet = threading.Barrier(2, timeout=5)
+
+    def together(inputs: Any) -> int:
+        meet.wait()  # returns only when both tasks run at once
+        return 1
+
+    h = Harness(workers=2)
+    h.register("a", together)
+    h.register("b", together)
+    run = harness_tui.debug(h, headless=True)
+    assert run.status.value == "succeeded" and run.workers == 2
