@@ -26,17 +26,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+from bench_command_imports import SMALL  # the same 4-task workflow
 
-SMALL = """\
-name: small
-payload: {n: 1}
-tasks:
-  a: {run: builtin:echo}
-  b: {run: builtin:echo, depends_on: [a]}
-  c: {run: builtin:echo, depends_on: [a]}
-  d: {run: builtin:merge, depends_on: [b, c]}
-"""
+HERE = Path(__file__).resolve().parent
 
 
 def _timer(env: dict[str, str]) -> Callable[[list[str]], float]:

@@ -25,18 +25,33 @@ def is_async(fn: Callable[..., Any]) -> bool:
     """Whether calling ``fn`` gives a coroutine to await (``async def``, a partial of one, or
     a workflow reference that resolves to one). A reference is resolved (imported) here, as
     it would be by the call; one that does not resolve is not async (the call then fails the
-    attempt with the reason). A task run in a child process awaits there."""
-    if getattr(fn, "isolation", "in-process") == "process":
-        return False
-    resolve = getattr(fn, "resolve", None)
-    if resolve is not None:
-        try:
-            fn = resolve()
-        except Exception:
-            return False
-    while isinstance(fn, functools.partial):
-        fn = fn.func
-    return inspect.iscoroutinefunction(fn)
+    attempt with the reason). A task run in a child process awaits there.
+
+    Asked once per attempt: the answer is kept per callable (a bounded table)."""
+    known = _known.get(fn)
+    if known is not None:
+        return known
+    target = fn
+    if getattr(target, "isolation", "in-process") != "process":
+        resolve = getattr(target, "resolve", None)
+        if resolve is not None:
+            try:
+                target = resolve()
+            except Exception:
+                return False  # not kept: the reference may resolve later
+        while isinstance(target, functools.partial):
+            target = target.func
+        answer = inspect.iscoroutinefunction(target)
+    else:
+        answer = False
+    if len(_known) >= _KNOWN_MAX:
+        _known.clear()
+    _known[fn] = answer
+    return answer
+
+
+_KNOWN_MAX = 4096
+_known: dict[Any, bool] = {}
 
 
 def _harness_loop() -> asyncio.AbstractEventLoop:

@@ -57,22 +57,9 @@ class _JobContext(RunContext):
         self.cancelled = job.cancelled
         self.worker = worker
 
-    def emit(
-        self,
-        step: PlanStep,
-        status: Status,
-        attempt: int,
-        started_at: float | None = None,
-        error: dict[str, str] | None = None,
-        input_digest: str | None = None,
-        output_digest: str | None = None,
-        traceback: str | None = None,
-    ) -> TraceEvent:
-        event = self.new_event(
-            -1, step, status, attempt, started_at, error, input_digest, output_digest, traceback
-        )
+    def record(self, event: TraceEvent) -> None:
+        """Keep the event in the job (numbered again, and heard, when the job retires)."""
         self.job.events.append(event)
-        return event
 
     def commit(self, task: str, text: str, digest: str) -> None:
         self.job.commit = (len(self.job.events), text, digest)
