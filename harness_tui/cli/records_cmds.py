@@ -62,11 +62,14 @@ redact_option = click.option(
 )
 
 
-def _open_store(path: str | None, create: bool = False) -> RunStore:
-    """The store at ``path`` (default: the user's). Reading commands never create one."""
+def _open_store(path: str | None, create: bool = False, write: bool | None = None) -> RunStore:
+    """The store at ``path`` (default: the user's), closed when the command ends (its
+    write-ahead log checkpointed and removed). Reading commands never create one."""
     from ..records.store import RunStore, default_store_path
 
-    return _warn_damage(RunStore(path or default_store_path(), create=create))
+    store = RunStore(path or default_store_path(), create=create, write=write)
+    click.get_current_context().call_on_close(store.close)
+    return _warn_damage(store)
 
 
 def _warn_damage(store: RunStore) -> RunStore:
@@ -477,11 +480,10 @@ def resume(
 ) -> None:
     """Continue a stored run (interrupted or abandoned) from its last committed task."""
     from ..records.live import LiveRun
-    from ..records.store import RunStore, default_store_path
 
     export_to = _export_target(export_to)
     # Never create a store (a mistyped path is an error), but write to the one found.
-    store = _warn_damage(RunStore(store_path or default_store_path(), create=False, write=True))
+    store = _open_store(store_path, create=False, write=True)
     executor, workers = cluster_executor(executor_spec, workers)
     live = LiveRun.resume(store, run_id, executor=executor, force=force, isolation=isolation)
     the_run = live.run

@@ -54,6 +54,8 @@ class RetiredStep(NamedTuple):
         output: the committed output as canonical JSON, or None.
         output_digest: sha256 of :attr:`output`, or None.
         logs: ``(attempt, log)`` of each of its attempts that printed or logged anything.
+        canonical: the canonical JSON text of each of :attr:`events` (computed once, for the
+            run's trace digest and for every listener).
     """
 
     step: PlanStep
@@ -61,6 +63,7 @@ class RetiredStep(NamedTuple):
     output: str | None
     output_digest: str | None
     logs: tuple[tuple[int, AttemptLog], ...] = ()
+    canonical: tuple[str, ...] = ()
 
     @property
     def status(self) -> Status:
@@ -454,12 +457,15 @@ class Run:
         if commit is not None and commit.seq < first:
             commit = None
         events = tuple(state.events[first:])
+        canonical = tuple([event.canonical_text() for event in events])
+        state.hash_texts(first, canonical)
         retired = RetiredStep(
             step,
             events,
             None if commit is None else commit.text,
             None if commit is None else commit.digest,
             self._step_logs(events),
+            canonical,
         )
         for listener in self._retire_listeners:
             listener(retired)

@@ -114,6 +114,16 @@ class RunState:
         """Every event's canonical fields, in order."""
         return [event.canonical() for event in self.events]
 
+    def hash_texts(self, first: int, texts: Sequence[str]) -> None:
+        """Take the canonical texts of ``events[first:]``, computed by a caller already, into
+        the running trace hash when they are the next to hash (otherwise :meth:`trace_digest`
+        computes them again when it needs them)."""
+        if first != self._hashed or first + len(texts) != len(self.events) or not texts:
+            return
+        chunk = ",".join(texts)
+        self._trace_hash.update(("," + chunk if first else chunk).encode())
+        self._hashed = first + len(texts)
+
     def trace_digest(self) -> str:
         """sha256 of the canonical JSON of the trace (the list of canonical events)."""
         update = self._trace_hash.update

@@ -1,8 +1,9 @@
 """The run store: every run recorded as it happens, in SQLite (stdlib ``sqlite3``).
 
-WAL mode; group commit: the tasks a run retires are written together, one transaction per
-batch of whole tasks (their events, committed outputs and logs), when 512 events are pending,
-50 ms have passed or the run pauses, ends or is left (:meth:`RunStore.attach`). After a crash
+WAL mode; group commit: the tasks a run retires are written together, one transaction and one
+row (:mod:`.batch_rows`) per batch of whole tasks (their events and committed outputs; their
+logs go to a table of their own), when 512 events are pending, 50 ms have passed or the run
+pauses, ends or is left (:meth:`RunStore.attach`). After a crash
 the store ends at a task boundary and a resume goes on from there, running again the tasks of
 the batch that was not written yet: at-least-once for a task's side effects. With
 ``synchronous=NORMAL`` a committed batch survives the process being killed (only a power cut
@@ -46,6 +47,7 @@ from ..workflow.python_source import (
     spec_of_source,
     workflow_from_spec,
 )
+from .batch_rows import encode_batch, output_line, read_batch
 from .errors import RecordError, StoreError
 from .export import RunRecord
 from .wal import check_wal, keep_copy
@@ -114,6 +116,22 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE events ADD COLUMN worker INTEGER NOT NULL DEFAULT 0;
     """,
+    # 6: a group commit's batch of whole tasks is one row (see .batch_rows); runs recorded
+    # before keep their rows in events and outputs.
+    """
+    CREATE TABLE IF NOT EXISTS batches (
+        run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        events INTEGER NOT NULL,
+        tasks INTEGER NOT NULL,
+        canonical TEXT NOT NULL,
+        times BLOB NOT NULL,
+        workers TEXT,
+        tracebacks TEXT,
+        outputs TEXT NOT NULL,
+        PRIMARY KEY (run_id, seq)
+    );
+    """,
 )
 """Schema migrations in order; the store's ``user_version`` counts those applied."""
 
@@ -123,11 +141,19 @@ LEASE_SECONDS = 120.0
 """How long a run's lease lasts without renewal (renewed as tasks retire). On the lease
 holder's own host the holder's process is checked directly, so a long task keeps its run."""
 
-_INSERT_EVENTS = (
-    "INSERT INTO events (run_id, seq, final, canonical, started_at, ended_at, traceback, wall, "
-    "worker) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_INSERT_BATCH = (
+    "INSERT INTO batches (run_id, seq, tasks, events, canonical, times, workers, tracebacks, "
+    "outputs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
-_INSERT_OUTPUT = "INSERT INTO outputs (run_id, task, text, digest) VALUES (?, ?, ?, ?)"
+# Stored events and finished tasks of the run ``runs.id``, in both layouts (see MIGRATIONS).
+_EVENTS_STORED = (
+    "((SELECT COUNT(*) FROM events WHERE run_id = runs.id) + "
+    "(SELECT COALESCE(SUM(events), 0) FROM batches WHERE run_id = runs.id))"
+)
+_TASKS_DONE = (
+    "((SELECT COUNT(*) FROM events WHERE run_id = runs.id AND final = 1) + "
+    "(SELECT COALESCE(SUM(tasks), 0) FROM batches WHERE run_id = runs.id))"
+)
 # REPLACE: a resumed run re-runs an unfinished task from attempt 1, over nothing stored; a
 # restored log is never written again, but a replace keeps a second write harmless.
 _INSERT_LOG = (
@@ -313,8 +339,10 @@ class _Batch:
 
     run_id: str
     on_error: Callable[[StoreError], None] | None
-    events: list[tuple[Any, ...]] = field(default_factory=list)
-    outputs: list[tuple[Any, ...]] = field(default_factory=list)
+    tasks: int = 0
+    events: list[TraceEvent] = field(default_factory=list)
+    canonical: list[str] = field(default_factory=list)  # the events' canonical texts
+    outputs: list[str] = field(default_factory=list)  # batch_rows.output_line each
     logs: list[tuple[Any, ...]] = field(default_factory=list)
     since: float | None = None  # monotonic time the oldest pending task was queued
     error: StoreError | None = None  # a timed write failed, for the run's thread to raise
@@ -558,20 +586,15 @@ class RunStore:
         held), writing the batch when it is due."""
         if batch.error is not None:
             raise batch.error
-        run_id = batch.run_id
         events = retired.events
-        final = events[-1]
-        batch.events.extend(
-            [
-                (run_id, e.seq, e is final, e.canonical_text(), e.started_at, e.ended_at,
-                 e.traceback, e.wall, e.worker)
-                for e in events
-            ]
-        )  # fmt: skip
+        batch.tasks += 1
+        batch.events.extend(events)
+        batch.canonical.extend(retired.canonical or [e.canonical_text() for e in events])
+        task = retired.step.task
         if retired.output is not None:
-            batch.outputs.append((run_id, retired.step.task, retired.output, retired.output_digest))
+            batch.outputs.append(output_line(task, retired.output))
         if retired.logs:
-            task = retired.step.task
+            run_id = batch.run_id
             batch.logs.extend((run_id, task, n, log.text, log.truncated) for n, log in retired.logs)
         now = time.monotonic()
         if batch.since is None:
@@ -579,7 +602,9 @@ class RunStore:
         if len(batch.events) >= GROUP_EVENTS or now - batch.since >= GROUP_SECONDS:
             self._flush_batch(batch)
         elif self._flusher_due > batch.since + GROUP_SECONDS:
-            self._wake.notify()  # the flusher sleeps past this batch's time (or forever)
+            # The flusher sleeps past this batch's time (or forever): wake it, once.
+            self._flusher_due = batch.since + GROUP_SECONDS
+            self._wake.notify()
 
     def _failed(self, batch: _Batch, exc: StoreError) -> None:
         """A write of ``batch`` failed: its ``on_error`` hears it once and recording stops;
@@ -661,15 +686,20 @@ class RunStore:
         batch.since = None
         if not batch.events:
             return
-        events, outputs, logs = batch.events, batch.outputs, batch.logs
-        batch.events, batch.outputs, batch.logs = [], [], []
+        row = (
+            batch.run_id,
+            batch.events[0].seq,
+            batch.tasks,
+            *encode_batch(batch.events, batch.canonical, batch.outputs),
+        )
+        logs = batch.logs
+        batch.events, batch.canonical, batch.outputs, batch.logs = [], [], [], []
+        batch.tasks = 0
         db = self._db
         try:
             db.execute("BEGIN")
             try:
-                db.executemany(_INSERT_EVENTS, events)
-                if outputs:
-                    db.executemany(_INSERT_OUTPUT, outputs)
+                db.execute(_INSERT_BATCH, row)
                 if logs:
                     db.executemany(_INSERT_LOG, logs)
             except BaseException:
@@ -743,8 +773,7 @@ class RunStore:
         with self._guard("cannot read"):
             rows = self._db.execute(
                 "SELECT id, workflow_name, workflow_path, payload_digest, status, started_at, "
-                "(SELECT COUNT(*) FROM events WHERE run_id = runs.id AND final = 1), "
-                "tasks_total, run_digest, lease_owner, lease_until "
+                f"{_TASKS_DONE}, tasks_total, run_digest, lease_owner, lease_until "
                 "FROM runs ORDER BY started_at DESC, id DESC"
             ).fetchall()
         keys = (
@@ -775,17 +804,14 @@ class RunStore:
         with self._guard(f"cannot read run {run_id}"):
             row = self._db.execute(
                 "SELECT workflow_path, workflow_base, workflow_source, payload_text, status, "
-                "(SELECT COUNT(*) FROM events WHERE run_id = runs.id AND final = 1), "
-                "tasks_total, lease_owner, lease_until, forked_from FROM runs WHERE id = ?",
+                f"{_TASKS_DONE}, tasks_total, lease_owner, lease_until, forked_from "
+                "FROM runs WHERE id = ?",
                 (run_id,),
             ).fetchone()
             if row is None:
                 raise StoreError(f"no run {run_id!r} in {self.path}")
             path, base, source, payload_text, status, done, total, owner, until, fork = row
-            events = self._events(run_id)
-            outputs = dict(
-                self._db.execute("SELECT task, text FROM outputs WHERE run_id = ?", (run_id,))
-            )
+            events, outputs = self._events(run_id)
             logs = {
                 (task, attempt): AttemptLog(text, bool(truncated))
                 for task, attempt, text, truncated in self._db.execute(
@@ -814,26 +840,31 @@ class RunStore:
             forked_from=forked_from,
         )
 
-    def _events(self, run_id: str) -> list[TraceEvent]:
-        """A run's stored events, with their timings, worker and traceback."""
+    def _events(self, run_id: str) -> tuple[list[TraceEvent], dict[str, str]]:
+        """A run's stored events (with their timings, worker and traceback) and outputs: the
+        rows of schema 5 and before, then the batches written since."""
+        db = self._db
         with _damage_is_one_line(run_id):
-            return [
+            events = [
                 TraceEvent.from_dicts(
                     json.loads(canonical),
-                    {
-                        "started_at": started,
-                        "ended_at": ended,
-                        "traceback": tb,
-                        "wall": wall,
-                        "worker": worker,
-                    },
+                    {"started_at": started, "ended_at": ended, "traceback": tb, "wall": wall,
+                     "worker": worker},
                 )
-                for canonical, started, ended, tb, wall, worker in self._db.execute(
+                for canonical, started, ended, tb, wall, worker in db.execute(
                     "SELECT canonical, started_at, ended_at, traceback, wall, worker "
                     "FROM events WHERE run_id = ? ORDER BY seq",
                     (run_id,),
                 )
-            ]
+            ]  # fmt: skip
+            outputs = dict(db.execute("SELECT task, text FROM outputs WHERE run_id = ?", (run_id,)))
+            for row in db.execute(
+                "SELECT seq, events, canonical, times, workers, tracebacks, outputs FROM batches "
+                "WHERE run_id = ? ORDER BY seq",
+                (run_id,),
+            ):
+                read_batch(row, events, outputs)
+        return events, outputs
 
     def _restore(
         self, stored: StoredRun, executor: Executor | None = None, clock: Clock | None = None
@@ -897,8 +928,7 @@ class RunStore:
         """
         with self._transaction() as db:
             row = db.execute(
-                "SELECT status, lease_owner, lease_until, "
-                "(SELECT COUNT(*) FROM events WHERE run_id = runs.id) FROM runs WHERE id = ?",
+                f"SELECT status, lease_owner, lease_until, {_EVENTS_STORED} FROM runs WHERE id = ?",
                 (stored.id,),
             ).fetchone()
             status, owner, until, count = row if row is not None else (None, None, None, -1)

@@ -11,7 +11,13 @@ from harness_tui.engine.clock import FakeClock
 from harness_tui.engine.events import RunStatus, Status
 from harness_tui.engine.executors import RecordedExecutor, SerialExecutor
 from harness_tui.engine.graph import TaskGraph, TaskNode, Trigger
-from harness_tui.engine.orchestrator import OnFailure, ResumeError, Run, TaskOrchestrator
+from harness_tui.engine.orchestrator import (
+    OnFailure,
+    ResumeError,
+    RetiredStep,
+    Run,
+    TaskOrchestrator,
+)
 
 Inputs = Mapping[str, Any]
 PAYLOAD = {"user_id": "u001"}
@@ -352,6 +358,40 @@ def test_listeners_receive_every_event_in_order() -> None:
     )
     run = orchestrator.start(PAYLOAD).run_to_end()
     assert got == list(range(len(run.events))) == [e.seq for e in run.events]
+
+
+@pytest.mark.parametrize("workers", [1, 3])
+def test_retired_steps_carry_the_canonical_text_and_the_digest_is_unchanged(workers: int) -> None:
+    """A retire listener gets each event's canonical text, and the run's trace hash takes
+    them in (a digest asked for mid-run makes it skip some): the digests stay those of a run
+    without a listener."""
+
+    def build() -> Run:
+        nodes = [
+            TaskNode("a", const(1)),
+            TaskNode("b", flaky(2), max_retries=2, depends_on=("a",)),
+            TaskNode("c", boom, depends_on=("a",)),
+            TaskNode("d", const(4), depends_on=("b",)),
+            TaskNode("e", const(5), depends_on=("c", "d"), trigger=Trigger.ALL_DONE),
+        ]
+        graph = TaskGraph.from_nodes(nodes)
+        return TaskOrchestrator(graph, clock=FakeClock(), on_failure="continue", workers=workers)
+
+    plain = build().start(PAYLOAD).run_to_end()
+    heard: list[str] = []
+    run = build().start(PAYLOAD)
+
+    def listen(retired: RetiredStep) -> None:
+        assert list(retired.canonical) == [e.canonical_text() for e in retired.events]
+        heard.extend(retired.canonical)
+        if retired.step.task == "b":
+            run.digests()  # hashes up to here itself: the next step is not taken in
+
+    run.on_retire(listen)
+    run.run_to_end()
+    assert heard == [e.canonical_text() for e in plain.events]
+    assert run.digests() == plain.digests()
+    assert run.status is plain.status is RunStatus.FAILED
 
 
 def test_timings_stay_out_of_the_canonical_trace() -> None:

@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 from harness_tui.cli import cli
 from harness_tui.engine.clock import FakeClock
+from harness_tui.engine.graph import TaskGraph, TaskNode
 from harness_tui.engine.orchestrator import TaskOrchestrator
 from harness_tui.records.export import RunRecord
 from harness_tui.records.store import RunStore
@@ -71,6 +72,52 @@ def test_runs_json_and_export_commands(tmp_path: Path) -> None:
     assert missing.exit_code == 2 and "no run 'nope'" in missing.stderr
 
 
+def test_a_command_closes_the_store_and_leaves_no_write_ahead_log(tmp_path: Path) -> None:
+    """The next command opens a clean file: nothing to recover or check."""
+    db = tmp_path / "runs.db"
+    for _ in range(2):
+        result = CliRunner().invoke(
+            cli, ["run", str(ROOT / "workflows/user_profile.yaml"), "--store", str(db), "-q"]
+        )
+        assert result.exit_code == 0, result.output
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["runs.db"]
+
+
+def test_stored_batches_give_back_every_field_of_every_event(tmp_path: Path) -> None:
+    """Timings, walls, workers (0 and not), tracebacks and missing times come back exactly
+    from the batch rows, over several batches."""
+    import harness_tui.records.store as store_module
+
+    def boom(inputs: object) -> None:
+        raise ValueError("boom")
+
+    nodes = [TaskNode(f"t{i}", lambda inputs: 1, max_retries=0) for i in range(5)]
+    nodes += [
+        TaskNode("bad", boom, depends_on=("t0",), max_retries=1),
+        TaskNode("after", lambda inputs: 2, depends_on=("bad",)),
+    ]
+    graph = TaskGraph.from_nodes(nodes)
+    workflow = load_workflow(ROOT / "workflows/user_profile.yaml")
+    store = RunStore(tmp_path / "runs.db")
+    old, store_module.GROUP_EVENTS = store_module.GROUP_EVENTS, 3
+    try:
+        clock = FakeClock(start=1.7e9, tick=0.125)
+        run = TaskOrchestrator(graph, clock=clock, on_failure="continue", workers=3).start({})
+        run_id = store.record(run, workflow)
+        run.run_to_end()
+        store.finish(run, run_id)
+    finally:
+        store_module.GROUP_EVENTS = old
+    loaded = store.load(run_id)
+    assert loaded.events == list(run.events)
+    assert any(e.worker for e in run.events) and any(e.traceback for e in run.events)
+    assert any(None in (e.started_at, e.ended_at) for e in run.events)
+    assert {task: json.loads(text) for task, text in loaded.outputs.items()} == run.results
+    with sqlite3.connect(tmp_path / "runs.db") as conn:
+        assert conn.execute("SELECT COUNT(*) FROM batches").fetchone()[0] > 2
+    store.close()
+
+
 def _uninterrupted_digest(workflow_path: Path, tmp_path: Path) -> str:
     out = tmp_path / "whole.json"
     result = subprocess.run(
@@ -101,7 +148,7 @@ def _wait_for_tasks(db: Path, count: int, process: subprocess.Popen[bytes]) -> N
                 with sqlite3.connect(db) as conn:
                     runs, done = conn.execute(
                         "SELECT (SELECT COUNT(*) FROM runs), "
-                        "(SELECT COUNT(*) FROM events WHERE final = 1)"
+                        "(SELECT COALESCE(SUM(tasks), 0) FROM batches)"
                     ).fetchone()
                 # The store file exists before the run is registered: wait for its row too.
                 if runs and done >= count:
@@ -144,7 +191,7 @@ def test_sigkill_then_resume_equals_the_uninterrupted_run(
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         (run_id,) = conn.execute("SELECT id FROM runs").fetchone()
-        (done,) = conn.execute("SELECT COUNT(*) FROM events WHERE final = 1").fetchone()
+        (done,) = conn.execute("SELECT COALESCE(SUM(tasks), 0) FROM batches").fetchone()
     assert done < 6
     out = tmp_path / "resumed.json"
     result = CliRunner().invoke(
@@ -210,7 +257,7 @@ def test_a_cancelled_stored_run_exports_redacted_with_a_valid_checksum(tmp_path:
 
 def _stored_finals(db: Path) -> int:
     with sqlite3.connect(db) as conn:
-        return int(conn.execute("SELECT COUNT(*) FROM events WHERE final = 1").fetchone()[0])
+        return int(conn.execute("SELECT COALESCE(SUM(tasks), 0) FROM batches").fetchone()[0])
 
 
 def test_group_commit_writes_a_batch_when_full_due_or_paused(

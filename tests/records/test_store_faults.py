@@ -148,18 +148,32 @@ def test_a_torn_final_frame_is_normal_and_a_bad_header_is_damage(tmp_path: Path)
         assert "header checksum does not match" in opened.damage
 
 
-def test_a_damaged_run_is_one_line_for_export_and_resume(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (  # the first event's line of the first batch, the others kept
+            "canonical = '{bad' || substr(canonical, instr(canonical, char(10)))",
+            "Expecting property name enclosed in double quotes: line 1 column 2 (char 1)",
+        ),
+        ("times = x'00'", "the batch at event 0 does not hold"),
+        ("events = 1", "the batch at event 0 does not hold 1 events"),
+        ("workers = '[1]'", "the batch at event 0 has damaged workers or tracebacks"),
+        ("tracebacks = '[]'", "the batch at event 0 has damaged workers or tracebacks"),
+        ("outputs = 'nospace'", "not enough values to unpack"),
+    ],
+)
+def test_a_damaged_run_is_one_line_for_export_and_resume(
+    tmp_path: Path, damage: str, message: str
+) -> None:
     store, run_id = _open_wal_copy(tmp_path)
     with sqlite3.connect(store) as db:
-        db.execute("UPDATE events SET canonical = '{bad' WHERE seq = 3")
+        db.execute(f"UPDATE batches SET {damage} WHERE seq = 0")
     db.close()
     for args in (["export", run_id, "-"], ["resume", run_id]):
         result = CliRunner().invoke(cli, [*args, "--store", str(store)])
         assert result.exit_code == 2
-        assert result.stderr.splitlines() == [
-            f"error: run {run_id}: the stored run is damaged: "
-            "Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"
-        ]
+        (line,) = result.stderr.splitlines()
+        assert line.startswith(f"error: run {run_id}: the stored run is damaged: {message}")
 
 
 @pytest.mark.parametrize(
@@ -183,7 +197,8 @@ def test_another_writer_of_the_same_run_stops_recording_not_the_harness(tmp_path
         live.drive(single=True)
         with sqlite3.connect(path) as other:
             other.execute(
-                "INSERT INTO events (run_id, seq, final, canonical) VALUES (?, 2, 0, '{}')",
+                "INSERT INTO batches (run_id, seq, events, tasks, canonical, times, outputs) "
+                "VALUES (?, 2, 1, 0, '{}', x'', '')",
                 (live.run_id,),
             )
             other.execute("UPDATE runs SET lease_owner = 'elsewhere:42:7'")

@@ -1,0 +1,88 @@
+"""One row of the store's ``batches`` table: the whole tasks a group commit writes at once.
+
+A row per event cost more than the run it recorded (SQLite's per-row work, and a float's
+decimal text costs more than the float), so a batch is one row of five columns besides its key:
+
+- ``canonical``: the events' canonical JSON, one per line (canonical JSON never holds a raw
+  newline), byte for byte what the run's digests were computed from;
+- ``times``: ``started_at, ended_at, wall`` of each event as little-endian IEEE doubles (NaN
+  where the event has none);
+- ``workers``: a JSON array of each event's worker, or NULL when every one is 0;
+- ``tracebacks``: a JSON object ``{"index in the batch": traceback}``, or NULL when none;
+- ``outputs``: one line per committed output, ``TASK TEXT`` (a task name holds no space, the
+  text is canonical JSON on one line; its digest is on the event that committed it).
+
+Standard library only; :mod:`.store` does the SQL.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import struct
+from typing import Any
+
+from ..engine.events import TraceEvent
+
+__all__ = ["encode_batch", "output_line", "read_batch"]
+
+_NAN = math.nan
+
+
+def output_line(task: str, text: str) -> str:
+    """A committed output as the ``outputs`` column holds it."""
+    return f"{task} {text}"
+
+
+def encode_batch(
+    events: list[TraceEvent], canonical: list[str], outputs: list[str]
+) -> tuple[int, str, bytes, str | None, str | None, str]:
+    """``(count, canonical, times, workers, tracebacks, outputs)`` of a batch's row."""
+    count = len(events)
+    times = struct.pack(
+        f"<{3 * count}d",
+        *[
+            _NAN if value is None else value
+            for event in events
+            for value in (event.started_at, event.ended_at, event.wall)
+        ],
+    )
+    workers = [event.worker for event in events]
+    tracebacks = {str(i): e.traceback for i, e in enumerate(events) if e.traceback is not None}
+    return (
+        count,
+        "\n".join(canonical),
+        times,
+        json.dumps(workers) if any(workers) else None,
+        json.dumps(tracebacks) if tracebacks else None,
+        "\n".join(outputs),
+    )
+
+
+def read_batch(row: tuple[Any, ...], events: list[TraceEvent], outputs: dict[str, str]) -> None:
+    """Add a stored batch's events and outputs to ``events`` and ``outputs``.
+
+    Raises:
+        ValueError: the row does not hold what a batch holds (a damaged store).
+    """
+    seq, count, canonical, times_blob, workers_text, tracebacks_text, outputs_text = row
+    lines = canonical.split("\n")
+    if not isinstance(times_blob, bytes) or len(lines) != count or len(times_blob) != 24 * count:
+        raise ValueError(f"the batch at event {seq} does not hold {count} events")
+    times = [None if math.isnan(t) else t for t in struct.unpack(f"<{3 * count}d", times_blob)]
+    workers = [0] * count if workers_text is None else json.loads(workers_text)
+    tracebacks = {} if tracebacks_text is None else json.loads(tracebacks_text)
+    if not isinstance(workers, list) or len(workers) != count or not isinstance(tracebacks, dict):
+        raise ValueError(f"the batch at event {seq} has damaged workers or tracebacks")
+    for i, line in enumerate(lines):
+        timing = {
+            "started_at": times[3 * i],
+            "ended_at": times[3 * i + 1],
+            "wall": times[3 * i + 2],
+            "worker": workers[i],
+            "traceback": tracebacks.get(str(i)),
+        }
+        events.append(TraceEvent.from_dicts(json.loads(line), timing))
+    for line in outputs_text.split("\n") if outputs_text else ():
+        task, text = line.split(" ", 1)
+        outputs[task] = text
