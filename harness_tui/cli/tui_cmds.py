@@ -6,6 +6,7 @@ import click
 
 from .app import cli
 from .common import payload_option, workers_option
+from .executor_opt import cluster_executor, executor_option
 
 
 def open_workbench(
@@ -15,6 +16,7 @@ def open_workbench(
     store_path: str | None = None,
     no_store: bool = False,
     workers: int = 1,
+    executor_spec: str = "threads",
 ) -> None:
     """Start the app (imports Textual, about 0.3 s, only when the UI is wanted)."""
     from ..records.store import default_store_path
@@ -23,8 +25,15 @@ def open_workbench(
 
     parsed = None if payload is None else parse_payload(payload, "--payload")
     store = None if no_store or replay else str(store_path or default_store_path())
+    executor, workers = (None, workers) if replay else cluster_executor(executor_spec, workers)
     app = create_app(
-        file, payload=parsed, replay=replay, store_path=store, strict=True, workers=workers
+        file,
+        payload=parsed,
+        replay=replay,
+        store_path=store,
+        strict=True,
+        workers=workers,
+        executor=executor,
     )
     try:
         app.run()
@@ -39,12 +48,25 @@ def open_workbench(
 @click.option("--store", "store_path", type=click.Path(dir_okay=False), help="The run store.")
 @click.option("--no-store", is_flag=True, help="Do not record live runs.")
 @workers_option
+@executor_option
 def open_(
-    file: str | None, payload: str | None, store_path: str | None, no_store: bool, workers: int
+    file: str | None,
+    payload: str | None,
+    store_path: str | None,
+    no_store: bool,
+    workers: int,
+    executor_spec: str,
 ) -> None:
     """Open the workbench on a workflow file (or a run export); live runs are recorded in the
     run store as they happen, so `harness-tui resume` can finish a run after a crash."""
-    open_workbench(file, payload, store_path=store_path, no_store=no_store, workers=workers)
+    open_workbench(
+        file,
+        payload,
+        store_path=store_path,
+        no_store=no_store,
+        workers=workers,
+        executor_spec=executor_spec,
+    )
 
 
 @cli.command()

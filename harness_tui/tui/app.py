@@ -12,6 +12,7 @@ from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
 from ..engine.clock import Clock
+from ..engine.executors import Executor
 from ..records.errors import RecordError
 from ..records.store import RunStore
 from ..workflow.payload import Payload
@@ -48,6 +49,8 @@ class HarnessApp(App[None]):
         clock: Clock | None = None,
         store: RunStore | None = None,
         store_problem: str | None = None,
+        workers: int = 1,
+        executor: Executor | None = None,
     ) -> None:
         super().__init__()
         self.session = session
@@ -55,6 +58,9 @@ class HarnessApp(App[None]):
         self.clock = clock
         self.store = store
         self.store_problem = store_problem
+        # Every file opened here runs with these (``App.workers`` is Textual's own).
+        self.run_workers = workers
+        self.run_executor = executor
 
     def on_mount(self) -> None:
         self._load_keymap()
@@ -133,6 +139,7 @@ def create_app(
     store_path: str | None = None,
     strict: bool = False,
     workers: int = 1,
+    executor: Executor | None = None,
 ) -> HarnessApp:
     """The app as the CLI builds it (tests and screenshots use this very factory).
 
@@ -151,12 +158,22 @@ def create_app(
             problem = store.damage  # recorded all the same, in what SQLite could recover
 
     def app(session: Session | None, error: OpenError | None = None) -> HarnessApp:
-        return HarnessApp(session, error, clock=clock, store=store, store_problem=problem)
+        return HarnessApp(
+            session,
+            error,
+            clock=clock,
+            store=store,
+            store_problem=problem,
+            workers=workers,
+            executor=executor,
+        )
 
     if path is None:
         return app(None)
     try:
-        session = open_session(path, payload, clock=clock, store=store, workers=workers)
+        session = open_session(
+            path, payload, clock=clock, store=store, workers=workers, executor=executor
+        )
         if replay and not session.replay:
             raise OpenError(path, [f"{path}: not a run export"])
     except OpenError as exc:

@@ -16,7 +16,7 @@ from ..engine.clock import Clock
 from ..engine.driver import Stop
 from ..engine.errors import HarnessError
 from ..engine.events import FAILURE_STATUSES, Status, TraceEvent, ends_task
-from ..engine.executors import SerialExecutor
+from ..engine.executors import Executor, SerialExecutor
 from ..engine.orchestrator import Run
 from ..engine.state import Snapshot
 from ..layout import Routing, route_dag
@@ -58,6 +58,7 @@ class Session:
     source_path: str = ""
     store: RunStore | None = None
     workers: int = 1
+    executor: Executor | None = None  # where live attempts run (default: threads of this process)
 
     def __post_init__(self) -> None:
         self.breakpoints: set[str] = set()
@@ -131,10 +132,15 @@ class Session:
             self.workflow,
             self.payload,
             store=self.store,
-            executor=SerialExecutor(isolate=True),
+            executor=self._executor(),
             clock=self.clock,
             workers=self.workers,
         )
+
+    def _executor(self) -> Executor:
+        """The executor of a new live run: ``executor`` when given (a Dask cluster), else
+        threads of this process, every attempt in one so that a stop can leave it behind."""
+        return self.executor or SerialExecutor(isolate=True)
 
     def _replace_run(self) -> None:
         """Leave the current run behind (the store marks it abandoned) and start afresh."""
@@ -210,7 +216,7 @@ class Session:
         self.record = None
         self.view_seq, self.delivered = None, 0
         self.live = LiveRun.fork(
-            fork, store=self.store, clock=self.clock, executor=SerialExecutor(isolate=True)
+            fork, store=self.store, clock=self.clock, executor=self._executor()
         )
         self.live.run.set_workers(self.workers)
         self.live.driver.break_on_failure = self._break_on_failure
@@ -331,8 +337,10 @@ def open_session(
     clock: Clock | None = None,
     store: RunStore | None = None,
     workers: int = 1,
+    executor: Executor | None = None,
 ) -> Session:
-    """Open a workflow file (with ``payload``, or its own) or a run export.
+    """Open a workflow file (with ``payload``, or its own) or a run export; live runs use
+    ``workers`` and ``executor`` (see :class:`Session`).
 
     Raises:
         OpenError: with the lines to show (never a traceback).
@@ -360,4 +368,12 @@ def open_session(
     except WorkflowError as exc:
         raise OpenError(path, [str(p) for p in exc.problems]) from None
     value = workflow.payload if payload is None else payload.value
-    return Session(workflow, value, clock=clock, source_path=path, store=store, workers=workers)
+    return Session(
+        workflow,
+        value,
+        clock=clock,
+        source_path=path,
+        store=store,
+        workers=workers,
+        executor=executor,
+    )

@@ -17,7 +17,12 @@ from harness_tui.engine.orchestrator import TaskOrchestrator
 from harness_tui.records.chrome import chrome_trace
 from harness_tui.records.export import RunRecord
 from harness_tui.records.timeline import attempt_spans
-from harness_tui.tui.modals.timeline import TimelineModal, timeline_text
+from harness_tui.tui.modals.timeline import (
+    NAME_WIDTH,
+    WORKER_WIDTH,
+    TimelineModal,
+    timeline_text,
+)
 from harness_tui.workflow.loader import load_workflow
 
 from .conftest import ROOT, make_app, settle
@@ -50,6 +55,17 @@ def test_spans_of_a_parallel_run_overlap_on_distinct_workers() -> None:
     }
     assert names == {1: "worker 1", 2: "worker 2", 3: "worker 3"}
     assert sorted(e["tid"] for e in trace["traceEvents"] if e["ph"] == "X") == [1, 2, 3]
+
+
+def test_a_column_names_the_worker_of_each_task_when_several_ran() -> None:
+    spans = attempt_spans(overlapping_run().events)
+    lines = timeline_text(["t0", "t1", "t2"], spans, 40, {}).plain.splitlines()
+    assert lines[0].split()[:2] == ["task", "w"]
+    assert sorted(line.split()[1] for line in lines[1:]) == ["1", "2", "3"]
+    assert min(line.index("█") for line in lines[1:]) == NAME_WIDTH + 1 + WORKER_WIDTH
+    serial = TaskOrchestrator(TaskGraph.from_nodes([TaskNode("a", lambda i: 1)])).start({})
+    plain = timeline_text(["a"], attempt_spans(serial.run_to_end().events), 40, {}).plain
+    assert plain.splitlines()[1].split()[0] == "a" and "█" in plain.splitlines()[1].split()[1]
 
 
 def _workflow_stub(run: Any) -> Any:

@@ -16,6 +16,7 @@ import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -303,3 +304,59 @@ def test_a_task_that_kills_its_worker_fails_with_a_deterministic_error(
     }
     assert "die-1-" in (failed.traceback or "")  # Dask's own words, beside the trace
     local_cluster.client.wait_for_workers(2, timeout=60)  # the nanny starts another
+
+
+async def test_the_workbench_runs_and_reruns_on_dask_with_the_serial_digest(
+    local_cluster: DaskCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``open --executor dask``: the workbench's live run, and a re-run from a task (F), go
+    to the cluster; the digests are the serial run's."""
+    from tests.tui.conftest import make_app, settle, workbench
+
+    path = WORKFLOWS / "etl_fanout.yaml"
+    workflow = load_workflow(path)
+    serial = TaskOrchestrator(workflow.graph, on_failure=workflow.on_failure)
+    expected = serial.start(workflow.payload).run_to_end().digests()
+    sent: list[object] = []
+    execute = DaskExecutor.execute
+
+    def counted(self: DaskExecutor, call: Any, clock: Any) -> Any:
+        sent.append(call)
+        return execute(self, call, clock)
+
+    monkeypatch.setattr(DaskExecutor, "execute", counted)
+    app = make_app(path, executor=DaskExecutor(local_cluster), workers=2)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("c")
+        await settle(pilot)
+        session = app.session
+        assert session is not None and session.run.finished
+        assert session.run.digests() == expected
+        attempts = [e for e in session.run.events if e.attempt and e.status is Status.RUNNING]
+        assert len(sent) == len(attempts) > 0  # every attempt went to the cluster
+        sent.clear()
+        workbench(app)._select(session.run.plan.names[1])
+        await pilot.press("F")
+        await settle(pilot)
+        assert session.live.forked_from is not None
+        await pilot.press("c")
+        await settle(pilot)
+        assert session.run.finished and session.run.digests() == expected
+        assert sent  # the re-run tasks too
+
+
+def test_open_takes_the_executor_option(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: dict[str, object] = {}
+
+    def fake_create_app(path: str | None, **kwargs: object) -> object:
+        seen.update(kwargs)
+        raise SystemExit(0)
+
+    monkeypatch.setattr("harness_tui.tui.app.create_app", fake_create_app)
+    bad = CliRunner().invoke(cli, ["open", str(WORKFLOWS / "etl_fanout.yaml"), "--executor", "x"])
+    assert bad.exit_code == 2 and bad.stderr.count("\n") == 1
+    ok = CliRunner().invoke(
+        cli, ["open", str(WORKFLOWS / "etl_fanout.yaml"), "--executor", "threads", "--workers", "3"]
+    )
+    assert ok.exit_code == 0, ok.output
+    assert seen["executor"] is None and seen["workers"] == 3

@@ -18,6 +18,7 @@ from ..sanitize import visible
 
 POLL_SECONDS = 0.5
 NAME_WIDTH = 24
+WORKER_WIDTH = 4  # "  w " column: which worker ran the task's attempts, when several did
 
 
 def timeline_text(
@@ -28,11 +29,15 @@ def timeline_text(
     selected: str | None = None,
 ) -> Text:
     """The timeline as text: a row per task (plan order), its attempts as bars on a shared
-    wall-clock axis ``width`` cells wide, each bar styled by its status."""
+    wall-clock axis ``width`` cells wide, each bar styled by its status. When attempts ran on
+    workers (a parallel or Dask run), a column before the bars names each task's."""
     text = Text(no_wrap=True, overflow="crop")
     if not spans:
         text.append("no attempt has run yet")
         return text
+    workers = any(s.worker for s in spans)
+    if workers:
+        width = max(width - WORKER_WIDTH, 10)
     origin = min(s.start for s in spans)
     total = max(max(s.end for s in spans) - origin, 1e-9)
     scale = (width - 1) / total
@@ -40,11 +45,14 @@ def timeline_text(
     for span in spans:
         by_task.setdefault(span.task, []).append(span)
     end = f"{total:.3f} s"
-    text.append(f"{'task':<{NAME_WIDTH}} 0 s{end:>{max(width - 3, len(end))}}\n", "bold")
+    column = f"{'w':>{WORKER_WIDTH - 1}} " if workers else ""
+    text.append(f"{'task':<{NAME_WIDTH}} {column}0 s{end:>{max(width - 3, len(end))}}\n", "bold")
     for name in names:
         shown = visible(name)
         shown = shown if len(shown) <= NAME_WIDTH else shown[: NAME_WIDTH - 1] + "…"
         text.append(f"{shown:<{NAME_WIDTH}} ", "reverse" if name == selected else "")
+        if workers:
+            text.append(f"{_workers_of(by_task.get(name, ())):>{WORKER_WIDTH - 1}} ", "dim")
         row = [" "] * width
         marks: list[tuple[int, int, str]] = []
         for span in by_task.get(name, ()):
@@ -60,6 +68,14 @@ def timeline_text(
             cursor = last + 1
         text.append("\n")
     return text
+
+
+def _workers_of(spans: Sequence[Span]) -> str:
+    """The workers of a task's attempts, in order of first use (``·`` for the run's own
+    thread), shortened to fit the column."""
+    seen = list(dict.fromkeys("·" if s.worker == 0 else str(s.worker) for s in spans))
+    label = ",".join(seen)
+    return label if len(label) < WORKER_WIDTH else label[: WORKER_WIDTH - 2] + "…"
 
 
 class TimelineModal(ModalScreen[None]):
@@ -90,7 +106,10 @@ class TimelineModal(ModalScreen[None]):
                         classes="dialog-title")  # fmt: skip
             with VerticalScroll():
                 yield Static(id="timeline-bars")
-            yield Label("escape close · bars: attempts, coloured by status", id="timeline-keys")
+            yield Label(
+                "escape close · bars: attempts, coloured by status · w: the worker",
+                id="timeline-keys",
+            )
 
     def on_mount(self) -> None:
         self.call_after_refresh(self._draw)  # once the dialog has its size

@@ -29,9 +29,16 @@ class FileActions(Screen[None]):
     _run_active: bool
 
     def _open(self, path: str, payload: Payload | None) -> Session:
-        """Open a file with the app's clock and run store."""
+        """Open a file with the app's clock, run store, workers and executor."""
         app: Any = self.app
-        return open_session(path, payload, clock=app.clock, store=app.store)
+        return open_session(
+            path,
+            payload,
+            clock=app.clock,
+            store=app.store,
+            workers=app.run_workers,
+            executor=app.run_executor,
+        )
 
     if TYPE_CHECKING:
         _intents: IntentQueue
