@@ -346,7 +346,7 @@ class _Batch:
     logs: list[tuple[Any, ...]] = field(default_factory=list)
     since: float | None = None  # monotonic time the oldest pending task was queued
     error: StoreError | None = None  # a timed write failed, for the run's thread to raise
-    broken: bool = False  # on_error heard of a failure: recording stopped
+    broken: bool = False  # recording stopped: on_error heard of a failure, or the run ended
 
 
 class RunStore:
@@ -732,7 +732,14 @@ class RunStore:
         self.flush(run_id)
         with self._lock:
             batch = self._batches.pop(run_id, None)
-        if batch is not None and batch.broken:
+        if batch is None:
+            return
+        failed, batch.broken = batch.broken, True
+        # The run holds this batch (through its listener) and the batch the caller (through
+        # on_error): dropped here, the run is freed as soon as the caller lets it go, not by
+        # a pass of the cyclic collector over everything the run holds.
+        batch.on_error = None
+        if failed:
             raise StoreError(f"run {run_id}: its last tasks were not recorded; its end is not")
 
     def finish(self, run: Run, run_id: str) -> None:

@@ -118,6 +118,28 @@ def test_stored_batches_give_back_every_field_of_every_event(tmp_path: Path) -> 
     store.close()
 
 
+def test_a_recorded_run_is_freed_without_the_cyclic_collector(tmp_path: Path) -> None:
+    """Once its end is recorded, nothing the store keeps holds the run in a cycle: a 100k-task
+    run is not left for a full collection (at exit: a pass over every object it made)."""
+    import gc
+    import weakref
+
+    from harness_tui.records.live import LiveRun
+
+    workflow = load_workflow(ROOT / "workflows/user_profile.yaml")
+    with RunStore(tmp_path / "runs.db") as store:
+        live = LiveRun.start(workflow, workflow.payload, store=store, clock=FakeClock())
+        live.drive()
+        assert live.run.finished
+        gone = weakref.ref(live.run)
+        gc.disable()
+        try:
+            del live
+            assert gone() is None
+        finally:
+            gc.enable()
+
+
 def _uninterrupted_digest(workflow_path: Path, tmp_path: Path) -> str:
     out = tmp_path / "whole.json"
     result = subprocess.run(
