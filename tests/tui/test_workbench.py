@@ -10,6 +10,7 @@ import pytest
 from textual.message import Message
 from textual.widgets import Input
 
+from harness_tui.engine.orchestrator import TaskOrchestrator
 from harness_tui.records.export import RunRecord
 from harness_tui.tui.messages import RunCompleted, RunHeld, RunPaused, StepFinished
 from harness_tui.tui.screens import workbench as workbench_module
@@ -18,6 +19,7 @@ from harness_tui.tui.widgets.dag_view import DagView
 from harness_tui.tui.widgets.inspector import Inspector
 from harness_tui.tui.widgets.plan_table import PlanTable
 from harness_tui.tui.widgets.trace_panel import TracePanel
+from harness_tui.workflow.loader import load_workflow
 
 from .conftest import ROOT, make_app, settle, workbench
 
@@ -413,6 +415,45 @@ async def test_open_dialog_opens_the_chosen_file(
         await pilot.pause()
         session = workbench(app).session
         assert session is not None and session.workflow.name == "one"
+
+
+async def test_open_dialog_takes_a_typed_python_factory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "flow_factory.py").write_text(
+        "from harness_tui import Harness\n\n"
+        "def build():\n"
+        "    harness = Harness()\n"
+        "    harness.register('a', lambda inputs: 1)\n"
+        "    return harness\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    app = make_app(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press(*"flow_factory.py:build", "enter")
+        await pilot.pause()
+        session = workbench(app).session
+        assert session is not None and session.run.plan.names == ("a",)
+
+
+async def test_stepping_task_by_task_ends_in_the_headless_digest() -> None:
+    """n, n, n... through the whole plan of a shipped workflow with a failure and retries:
+    the same trace and digests as a headless run to the end."""
+    path = ROOT / "tests/tui/data/flaky_pipeline.yaml"
+    workflow = load_workflow(path)
+    headless = TaskOrchestrator(workflow.graph, on_failure=workflow.on_failure)
+    expected = headless.start(workflow.payload).run_to_end()
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        session = workbench(app).session
+        assert session is not None
+        for _ in range(len(session.run.plan)):
+            await pilot.press("n")
+            await settle(pilot)
+        assert session.run.finished
+        assert session.run.canonical_trace() == expected.canonical_trace()
+        assert session.run.digests() == expected.digests()
 
 
 async def test_pause_stops_a_continuing_run_after_the_current_task(

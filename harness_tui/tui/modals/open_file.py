@@ -12,6 +12,7 @@ from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 
 from ...records.export import FileKind, file_kind
+from ...workflow.python_source import is_python_ref
 from ..sanitize import inert
 
 PATTERNS = ("*.yaml", "*.yml", "*.json")
@@ -50,8 +51,14 @@ class OpenFileModal(ModalScreen[Path | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="open-dialog", classes="dialog"):
-            yield Label("Open a workflow (.yaml) or a run export (.json)", classes="dialog-title")
-            yield Input(placeholder="filter or type a path, Enter to open", id="open-filter")
+            yield Label(
+                "Open a workflow (.yaml, or file.py:factory) or a run export (.json)",
+                classes="dialog-title",
+            )
+            yield Input(
+                placeholder="filter, or type a path or file.py:factory; Enter opens",
+                id="open-filter",
+            )
             yield OptionList(*self._options(""), id="open-list")
 
     def _options(self, text: str) -> list[Option]:
@@ -76,8 +83,8 @@ class OpenFileModal(ModalScreen[Path | None]):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         typed = Path(event.value).expanduser()
-        if event.value and typed.is_file():
-            self.dismiss(typed)
+        if event.value and (typed.is_file() or is_python_ref(event.value)):
+            self.dismiss(typed)  # a Python-defined workflow is imported: the user typed it
             return
         options = self.query_one(OptionList)
         if options.option_count and not options.get_option_at_index(0).disabled:
