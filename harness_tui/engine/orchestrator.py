@@ -338,6 +338,12 @@ class Run:
         if pool is not None:
             pool.cancel(keep_cleanups=self.orchestrator.cleanups_on_stop and self._stops < 2)
 
+    def in_flight(self) -> tuple[str, ...]:
+        """With workers: the tasks running now ahead of their turn to retire (their events
+        are not in the trace yet). Safe to call from another thread."""
+        pool = self._pool
+        return () if pool is None else tuple(pool.in_flight())
+
     def hold_dispatch(self, breakpoints: Collection[str]) -> None:
         """With workers: start nothing at or past the first of ``breakpoints`` after the
         next task (the driver's breakpoints; serial runs start nothing ahead anyway)."""

@@ -187,6 +187,12 @@ class ParallelPool:
                 state.commit(event.task, len(state.events), job.commit[1], job.commit[2])
             context.record(event._replace(seq=len(state.events)))
 
+    def in_flight(self) -> list[str]:
+        """Tasks with an attempt under way ahead of their retirement (any thread: a glance,
+        for a live view; their events enter the trace when they retire)."""
+        return [job.step.task for job in list(self._jobs.values())
+                if job.events and not job.done.is_set()]  # fmt: skip
+
     def running(self, step: PlanStep) -> bool:
         """Whether ``step`` has a job (in flight or done, not yet retired)."""
         return step.index in self._jobs

@@ -67,6 +67,7 @@ class Session:
         self.delivered = 0  # events the UI has been told about
         self.live = self._new_live()
         self._routing: Routing | None = None
+        self._in_flight: frozenset[str] = frozenset()
 
     # -- identity ---------------------------------------------------------------------------
 
@@ -248,8 +249,24 @@ class Session:
         return self.run.snapshot(self.position)
 
     def status(self, task: str) -> Status | None:
-        """A task's status as of the trace position on screen."""
-        return self.run.snapshot(self.position).status(task)
+        """A task's status as of the trace position on screen; at the live end, a task that
+        runs ahead of its turn (workers) is ``running`` before its events enter the trace."""
+        status = self.run.snapshot(self.position).status(task)
+        if status is None and self.view_seq is None and task in self.in_flight:
+            return Status.RUNNING
+        return status
+
+    @property
+    def in_flight(self) -> frozenset[str]:
+        """Tasks running ahead of their turn to retire (a parallel run), as last looked at
+        by :meth:`look_in_flight`."""
+        return self._in_flight
+
+    def look_in_flight(self) -> frozenset[str]:
+        """Look again which tasks run ahead (any thread); the tasks whose look changed."""
+        now = frozenset(self.run.in_flight())
+        changed, self._in_flight = now ^ self._in_flight, now
+        return changed
 
     def attempts(self, task: str) -> tuple[int, float | None]:
         """Attempts made and total duration, as of the trace position on screen."""

@@ -10,6 +10,7 @@ import pytest
 from textual.message import Message
 from textual.widgets import Input
 
+from harness_tui.engine.events import Status
 from harness_tui.engine.orchestrator import TaskOrchestrator
 from harness_tui.records.export import RunRecord
 from harness_tui.tui.messages import RunCompleted, RunHeld, RunPaused, StepFinished
@@ -454,6 +455,44 @@ async def test_stepping_task_by_task_ends_in_the_headless_digest() -> None:
         assert session.run.finished
         assert session.run.canonical_trace() == expected.canonical_trace()
         assert session.run.digests() == expected.digests()
+
+
+async def test_tasks_running_ahead_on_workers_show_as_running_before_they_retire(
+    tmp_path: Path,
+) -> None:
+    """With workers, a task's events enter the trace when it retires (in plan order); the
+    plan shows the ones in flight as running meanwhile, and nothing once the run ends."""
+    import asyncio
+    import sys
+
+    (tmp_path / "flight_tasks.py").write_text(
+        "import threading\n\nGO = threading.Event()\n\n"
+        "def hold(inputs):\n    GO.wait(10)\n    return 1\n"
+    )
+    wf = tmp_path / "flight.yaml"
+    wf.write_text(
+        "name: flight\ntasks:\n"
+        + "".join(f"  t{i}: {{run: flight_tasks:hold}}\n" for i in range(3))
+    )
+    app = make_app(wf, workers=2, clock=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("c")
+        session = workbench(app).session
+        assert session is not None
+        for _ in range(100):
+            await asyncio.sleep(0.05)
+            await pilot.pause()
+            if len(session.in_flight) == 2:
+                break
+        flying = sorted(session.in_flight)
+        assert len(flying) == 2 and not session.run.events  # nothing retired yet
+        table = app.screen.query_one(PlanTable)
+        shown = [str(table.cells(table.row_of(task))[2][0]) for task in flying]
+        assert all("running" in label for label in shown), shown
+        sys.modules["flight_tasks"].GO.set()
+        await settle(pilot)
+        assert session.run.finished and not session.in_flight
+        assert {session.status(f"t{i}") for i in range(3)} == {Status.SUCCEEDED}
 
 
 async def test_pause_stops_a_continuing_run_after_the_current_task(

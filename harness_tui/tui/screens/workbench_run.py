@@ -180,6 +180,8 @@ class RunControl(Screen[None]):
         self._run_active = False
         if self._ticker is not None:
             self._ticker.pause()
+        if self.session is not None:
+            self.session.look_in_flight()  # what ran ahead and was left is not running
         self._catch_up()
         self._refresh_bindings_if_changed()
         self._refresh_markers(set())
@@ -217,11 +219,14 @@ class RunControl(Screen[None]):
         """While a drive is in progress: show new events and the running attempt's time."""
         if self.session is None:
             return
+        changed = set(self.session.look_in_flight())  # tasks running ahead (workers)
         if not self._catch_up():
             self.query_one(RunHeader).update_from(self.session, running=self._run_active)
             running = self.session.running_attempt()
             if running is not None:
-                self._refresh_markers({running.task})
+                changed.add(running.task)
+            if changed:
+                self._refresh_markers(changed)
 
     def _catch_up(self) -> bool:
         """Show every event recorded but not shown yet; False if there was none."""
