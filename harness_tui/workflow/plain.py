@@ -32,7 +32,7 @@ class _NotPlain(Exception):
     """A value the models must judge (maybe valid, maybe not)."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class PlainDefaults:
     """:class:`.model.Defaults`, plainly valid."""
 
@@ -42,7 +42,7 @@ class PlainDefaults:
     isolation: str = "in-process"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class PlainTask:
     """:class:`.model.TaskSpec`, plainly valid."""
 
@@ -59,14 +59,14 @@ class PlainTask:
     with_: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class PlainWorkflow:
     """:class:`.model.WorkflowSpec`, plainly valid."""
 
     name: str
     description: str = ""
     payload: dict[str, Any] = field(default_factory=dict)
-    defaults: PlainDefaults = PlainDefaults()
+    defaults: PlainDefaults = field(default_factory=PlainDefaults)
     on_failure: str = "stop"
     tasks: dict[str, PlainTask]
 
@@ -89,11 +89,13 @@ def _workflow(data: Any) -> PlainWorkflow:
 def _fields(data: Any, checks: dict[str, Any]) -> dict[str, Any]:
     if type(data) is not dict:
         raise _NotPlain
-    return {key: checks[key](value) if key in checks else _refuse() for key, value in data.items()}
-
-
-def _refuse() -> Any:
-    raise _NotPlain
+    values = {}
+    for key, value in data.items():
+        check = checks.get(key)
+        if check is None:
+            raise _NotPlain
+        values[key] = check(value)
+    return values
 
 
 def _text(value: Any) -> str:
@@ -122,8 +124,11 @@ def _optional(check: Any) -> Any:
 
 
 def _mapping(value: Any) -> dict[str, Any]:
-    if type(value) is not dict or any(type(key) is not str for key in value):
+    if type(value) is not dict:
         raise _NotPlain
+    for key in value:
+        if type(key) is not str:
+            raise _NotPlain
     return dict(value)
 
 
