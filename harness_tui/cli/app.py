@@ -36,12 +36,12 @@ LAZY_COMMANDS = {
     "export": "records_cmds",
     "golden": "check_cmds",
     "open": "tui_cmds",
+    "replay": "records_cmds",
     "report": "report_cmd",
     "rerun": "rerun_cmd",
     "resume": "records_cmds",
     "run": "records_cmds",
     "runs": "records_cmds",
-    "replay": "records_cmds",
     "show": "tui_cmds",
     "verify": "check_cmds",
 }
