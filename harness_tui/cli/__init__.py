@@ -2,22 +2,14 @@
 
 Exit codes: 0 success, 1 a failed run (or, with ``--exit-code``, a difference), 2 invalid input,
 130 a run stopped by Ctrl+C.
-Heavy imports (rich, textual, the records layer) are deferred into the commands that need them
-so that ``validate`` and ``plan`` start fast.
+Each command's module (``check_cmds``, ``records_cmds``, ``tui_cmds``, ...) is imported only
+when that command runs (see :data:`.app.LAZY_COMMANDS`), and heavy imports (rich, textual, the
+records layer) are deferred into the commands that need them, so that ``validate`` and ``plan``
+start fast.
 """
 
 from __future__ import annotations
 
-from . import check_cmds, diff_cmd, records_cmds, report_cmd, rerun_cmd, tui_cmds
 from .app import cli, main
 
-__all__ = [
-    "check_cmds",
-    "cli",
-    "diff_cmd",
-    "main",
-    "records_cmds",
-    "report_cmd",
-    "rerun_cmd",
-    "tui_cmds",
-]
+__all__ = ["cli", "main"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import importlib
 import os
 import sys
 import threading
@@ -27,10 +28,29 @@ from .common import (
     table_console,
 )
 
+# Command name -> the module (in this package) that registers it on `cli` when imported:
+# a command's module, and what it imports, loads only when that command runs or `--help`
+# lists them all. The commands defined in this module are always there.
+LAZY_COMMANDS = {
+    "diff": "diff_cmd",
+    "export": "records_cmds",
+    "golden": "check_cmds",
+    "open": "tui_cmds",
+    "replay": "records_cmds",
+    "report": "report_cmd",
+    "rerun": "rerun_cmd",
+    "resume": "records_cmds",
+    "run": "records_cmds",
+    "runs": "records_cmds",
+    "show": "tui_cmds",
+    "verify": "check_cmds",
+}
+
 
 class _Group(click.Group):
-    """Lets ``harness-tui FILE`` open the workbench, like ``harness-tui open FILE``, and turns
-    every :class:`HarnessError` of any command into one clear message and exit code 2."""
+    """Lets ``harness-tui FILE`` open the workbench, like ``harness-tui open FILE``, turns
+    every :class:`HarnessError` of any command into one clear message and exit code 2, and
+    imports a command's module only when the command is looked up (:data:`LAZY_COMMANDS`)."""
 
     def invoke(self, ctx: click.Context) -> object:
         try:
@@ -38,10 +58,20 @@ class _Group(click.Group):
         except HarnessError as exc:
             exit_with_error(exc)
 
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *LAZY_COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        module = LAZY_COMMANDS.get(cmd_name)
+        if cmd_name not in self.commands and module is not None:
+            importlib.import_module(f"{__package__}.{module}")  # registers it on `cli`
+        return self.commands.get(cmd_name)
+
     def resolve_command(
         self, ctx: click.Context, args: list[str]
     ) -> tuple[str | None, click.Command | None, list[str]]:
-        if args and args[0] not in self.commands and args[0] not in ("-h", "--help", "--version"):
+        known = args and (args[0] in self.commands or args[0] in LAZY_COMMANDS)
+        if args and not known and args[0] not in ("-h", "--help", "--version"):
             return super().resolve_command(ctx, ["open", *args])
         return super().resolve_command(ctx, args)
 
@@ -73,8 +103,7 @@ def cli(ctx: click.Context) -> None:
 def validate(files: tuple[str, ...]) -> None:
     """Check workflow files; print 'ok' or every problem as file:line:col: message."""
     from ..workflow.errors import WorkflowError
-    from ..workflow.python_source import is_python_ref
-    from ..workflow.sources import load_any
+    from ..workflow.sources import is_python_ref, load_any
     from ..workflow.yamlpos import yaml11_differences
 
     bad = False

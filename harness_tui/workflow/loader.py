@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import jmespath
-from pydantic import BaseModel, ValidationError
 
 from ..engine.canonical import CanonicalError, check_json, payload_text
 from ..engine.graph import GraphError, OnFailure, TaskGraph, TaskNode, Trigger
@@ -24,13 +23,18 @@ from ..engine.untrusted import quoted
 from .builtins import builtin_problem, jmespath_message
 from .errors import Problem, WorkflowError
 from .limits import Limits, current
-from .model import Defaults, TaskSpec, WorkflowSpec
 from .payload import read_capped
+from .plain import PlainDefaults, PlainTask, PlainWorkflow, plain_spec
 from .refs import LazyCallable, parse_ref
 from .yamlpos import Located, YamlSyntaxError, compose
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from ..engine.diff import PlanDiff
+    from .model import Defaults, TaskSpec, WorkflowSpec
+
+    Spec = WorkflowSpec | PlainWorkflow
 
 __all__ = [
     "Workflow",
@@ -210,7 +214,15 @@ class _Builder:
                 f"payload is {size:,} bytes as JSON; the limit is {self.limits.payload_bytes:,}",
             )
 
-    def _validate(self, data: dict[str, Any]) -> WorkflowSpec | None:
+    def _validate(self, data: dict[str, Any]) -> Spec | None:
+        plain = plain_spec(data)
+        if plain is not None:
+            return plain
+        # Deferred: building the pydantic models costs more than loading a small file.
+        from pydantic import ValidationError
+
+        from .model import WorkflowSpec
+
         try:
             return WorkflowSpec.model_validate(data)
         except ValidationError as exc:
@@ -219,6 +231,10 @@ class _Builder:
             return None
 
     def _defaults(self, data: dict[str, Any]) -> Defaults:
+        from pydantic import ValidationError
+
+        from .model import Defaults
+
         try:
             return Defaults.model_validate(data.get("defaults", {}))
         except ValidationError:
@@ -246,9 +262,9 @@ class _Builder:
             self.problem(loc, f"{where}: {error['msg']}{shown}")
 
     def _nodes(
-        self, tasks: dict[Any, Any], defaults: Defaults, spec: WorkflowSpec | None
+        self, tasks: dict[Any, Any], defaults: Defaults | PlainDefaults, spec: Spec | None
     ) -> list[TaskNode]:
-        specs = {}
+        specs: dict[str, TaskSpec | PlainTask] = {}
         for name, raw in tasks.items():
             task = spec.tasks[name] if spec is not None else _task_spec(raw)
             if task is not None:  # else already reported by the whole-file validation
@@ -296,7 +312,7 @@ class _Builder:
             )
         return nodes
 
-    def _check_refs(self, specs: Mapping[str, TaskSpec]) -> None:
+    def _check_refs(self, specs: Mapping[str, TaskSpec | PlainTask]) -> None:
         # Thousands of tasks share a handful of references: each is parsed once.
         messages: dict[str, str | None] = {}
         for name, task in specs.items():
@@ -312,7 +328,7 @@ class _Builder:
                 if message:
                     self.problem(("tasks", name, "with"), message)
 
-    def _check_params(self, specs: Mapping[str, TaskSpec]) -> None:
+    def _check_params(self, specs: Mapping[str, TaskSpec | PlainTask]) -> None:
         try:  # all at once; one by one only to say where a problem is
             check_json([task.with_ for task in specs.values()], "with")
             return
@@ -402,6 +418,10 @@ class Condition:
 
 def _task_spec(raw: Any) -> TaskSpec | None:
     """A task that validates on its own in a file that does not (its problems still count)."""
+    from pydantic import ValidationError
+
+    from .model import TaskSpec
+
     if not isinstance(raw, dict):
         return None
     try:
@@ -435,6 +455,8 @@ def _split_path(path: str) -> tuple[str | int, ...]:
 
 
 def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    from .model import Defaults, TaskSpec, WorkflowSpec
+
     if loc == ():
         return WorkflowSpec
     if loc == ("defaults",):

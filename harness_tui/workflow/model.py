@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from .limits import MAX_RETRY_INTERVAL_SECONDS, MAX_TIMEOUT_SECONDS
+from .plain import MAX_RETRIES, TASK_NAME_PATTERN
 from .refs import REF_PATTERN
 
 __all__ = ["Defaults", "TaskSpec", "WorkflowSpec"]
@@ -19,12 +20,11 @@ def _integral(value: Any) -> Any:
     return value
 
 
-NonNegativeInt = Annotated[int, Field(ge=0, le=1000), BeforeValidator(_integral)]
+NonNegativeInt = Annotated[int, Field(ge=0, le=MAX_RETRIES), BeforeValidator(_integral)]
 NonNegativeSeconds = Annotated[
     float, Field(ge=0, le=MAX_RETRY_INTERVAL_SECONDS, allow_inf_nan=False)
 ]
 PositiveSeconds = Annotated[float, Field(gt=0, le=MAX_TIMEOUT_SECONDS, allow_inf_nan=False)]
-TASK_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_-]{0,127}$"
 TaskName = Annotated[str, Field(pattern=TASK_NAME_PATTERN)]
 Ref = Annotated[
     str,

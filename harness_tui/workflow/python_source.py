@@ -18,7 +18,6 @@ import contextlib
 import importlib.util
 import io
 import json
-import re
 import sys
 from collections.abc import Callable, Collection, Iterator, Mapping
 from pathlib import Path
@@ -32,6 +31,8 @@ from ..engine.spec import task_spec
 from ..engine.untrusted import shorten, visible
 from .errors import Problem, WorkflowError
 from .loader import Workflow
+from .refs import PYTHON_REF as _REF
+from .refs import is_python_ref
 
 if TYPE_CHECKING:
     from ..engine.harness import Harness
@@ -49,13 +50,6 @@ __all__ = [
 
 SPEC_FORMAT = "harness-spec/1"
 """The ``format`` of an export's code-free spec."""
-
-_REF = re.compile(r"^(?P<file>.+\.py):(?P<attr>[A-Za-z_][A-Za-z0-9_]*)$")
-
-
-def is_python_ref(spec: str) -> bool:
-    """Whether ``spec`` names a Python-defined workflow (``file.py:factory``, maybe ``@REV``)."""
-    return bool(_REF.match(spec) or ("@" in spec and _REF.match(spec.rpartition("@")[0])))
 
 
 def load_python(spec: str) -> Workflow:

@@ -17,7 +17,14 @@ from typing import Any
 from ..engine.untrusted import quoted
 from .builtins import BUILTINS
 
-__all__ = ["REF_PATTERN", "LazyCallable", "ResolveError", "parse_ref"]
+__all__ = [
+    "PYTHON_REF",
+    "REF_PATTERN",
+    "LazyCallable",
+    "ResolveError",
+    "is_python_ref",
+    "parse_ref",
+]
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _REF = re.compile(rf"(?P<module>{_NAME}(?:\.{_NAME})*):(?P<attr>{_NAME}(?:\.{_NAME})*)")
@@ -28,6 +35,15 @@ REF_PATTERN = (
 """Every reference :func:`parse_ref` accepts, as a JSON Schema pattern (ASCII classes, so
 that JavaScript and Python regex engines agree)."""
 _import_lock = threading.Lock()
+PYTHON_REF = re.compile(r"^(?P<file>.+\.py):(?P<attr>[A-Za-z_][A-Za-z0-9_]*)$")
+"""``path/to/file.py:factory``: a workflow defined in Python (see :mod:`.python_source`)."""
+
+
+def is_python_ref(spec: str) -> bool:
+    """Whether ``spec`` names a Python-defined workflow (``file.py:factory``, maybe ``@REV``)."""
+    return bool(
+        PYTHON_REF.match(spec) or ("@" in spec and PYTHON_REF.match(spec.rpartition("@")[0]))
+    )
 
 
 class ResolveError(ImportError):

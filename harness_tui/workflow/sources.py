@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .errors import Problem, WorkflowError
 from .limits import current
-from .loader import Workflow, parse_workflow
+from .refs import is_python_ref
 
-__all__ = ["load_any", "load_source", "split_revision"]
+if TYPE_CHECKING:
+    from .loader import Workflow
+
+__all__ = ["is_python_ref", "load_any", "load_source", "split_revision"]
 
 
 def load_any(path: str) -> Workflow:
@@ -19,9 +22,9 @@ def load_any(path: str) -> Workflow:
     Raises:
         WorkflowError: every problem of the file, or one line for a Python workflow.
     """
-    from .python_source import is_python_ref, load_python
-
     if is_python_ref(path):
+        from .python_source import load_python
+
         return load_python(path)
     from .loader import load_workflow
 
@@ -43,9 +46,9 @@ def load_source(spec: str, *, relative_to: str | None = None) -> Workflow:
         WorkflowError: the file, the repository or the revision is missing, or the text is
             invalid; one clear line each.
     """
-    from .python_source import is_python_ref, load_python
-
     if is_python_ref(spec):
+        from .python_source import load_python
+
         return load_python(spec)  # a revision is refused there, in one line
     path, rev = split_revision(spec)
     if not path and relative_to:
@@ -54,11 +57,15 @@ def load_source(spec: str, *, relative_to: str | None = None) -> Workflow:
         from .loader import load_workflow
 
         return load_workflow(path)
+    from .loader import parse_workflow
+
     text = _git_show(path, rev, spec)
     return parse_workflow(text, spec, base=Path(path).resolve().parent)
 
 
 def _git_show(path: str, rev: str, spec: str) -> str:
+    import subprocess
+
     file = Path(path).resolve()
     folder = file.parent if file.parent.exists() else Path.cwd()
 
