@@ -57,6 +57,7 @@ def main() -> None:
     parser.add_argument("--tree", type=Path, default=HERE.parent)
     args = parser.parse_args()
     env = dict(os.environ, PYTHONPATH=str(args.tree.resolve()))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode cached, as an installed package runs
     folder = Path(tempfile.mkdtemp())
     big, export, store = folder / "big.yaml", folder / "run.json", folder / "runs.db"
     cli = [sys.executable, "-m", "harness_tui"]

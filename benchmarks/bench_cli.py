@@ -89,6 +89,7 @@ def main() -> None:
     args = parser.parse_args()
     # Run from the measured tree: ``python -m`` puts the working folder first on sys.path.
     env = dict(os.environ, PYTHONPATH=str(args.tree.resolve()))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode cached, as an installed package runs
     timed = _timer(env)
     py = [sys.executable]
     cli = [*py, "-m", "harness_tui"]

@@ -71,7 +71,9 @@ def _commands(folder: Path) -> dict[str, list[str]]:
     }
 
 
-_ENV = dict(os.environ)
+# As an installed package runs: its modules' bytecode cached after the first run (an
+# environment that forbids writing it would time the compiler, on every run).
+_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
 def _wall(args: list[str], runs: int) -> float:
