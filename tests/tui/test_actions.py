@@ -83,3 +83,15 @@ async def test_a_key_remapped_in_keymap_json_runs_the_action_and_shows_in_help(
         assert keys["run-step"] == "j"
         assert keys["time-back"] == "["
         assert list(keys) == [a.id for a in (*WORKBENCH, *INSPECTOR, *GLOBAL)]
+
+
+async def test_help_fits_each_key_on_one_line_at_80_columns() -> None:
+    app = make_app(ROOT / "workflows/user_profile.yaml")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("f1")
+        await pilot.pause()
+        await pilot.pause()
+        keys = app.screen.query_one("#help-keys")
+        longest = max(len(line) for line in str(keys.render()).splitlines())
+        assert longest <= keys.content_region.width
+        assert keys.virtual_size.height == len(app.screen.rows)  # type: ignore[attr-defined]

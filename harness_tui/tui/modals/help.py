@@ -27,9 +27,12 @@ class HelpModal(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-dialog", classes="dialog"):
             # Plain text: a path may hold "[".
-            title = Text("Keys — remap any of them by id in " + self.keymap_path)
+            title = Text("Keys — remap any of them by id in\n" + self.keymap_path)
             yield Label(title, classes="dialog-title")
-            lines = [f"{keys:>10}  {action.label:<34} {action.id}" for keys, action in self.rows]
+            width = max((len(action.label) for _, action in self.rows), default=0)
+            lines = [
+                f"{keys:>10}  {action.label:<{width}}  {action.id}" for keys, action in self.rows
+            ]
             # Plain text: "[" and "]" are keys here, not markup.
             yield Static(Text("\n".join(lines)), id="help-keys")
 
