@@ -65,9 +65,9 @@ class Session:
         self._break_on_failure = False
         self.view_seq: int | None = None  # None: the live end of the trace
         self.delivered = 0  # events the UI has been told about
+        self._in_flight: frozenset[str] = frozenset()
         self.live = self._new_live()
         self._routing: Routing | None = None
-        self._in_flight: frozenset[str] = frozenset()
 
     # -- identity ---------------------------------------------------------------------------
 
@@ -127,6 +127,7 @@ class Session:
     def _new_live(self) -> LiveRun:
         self.view_seq = None
         self.delivered = 0
+        self._in_flight = frozenset()
         if self.record is not None:
             return LiveRun(self.record.workflow, replay_run(self.record))
         return LiveRun.start(
@@ -216,6 +217,7 @@ class Session:
         self.live.abandon()
         self.record = None
         self.view_seq, self.delivered = None, 0
+        self._in_flight = frozenset()
         self.live = LiveRun.fork(
             fork, store=self.store, clock=self.clock, executor=self._executor()
         )

@@ -495,6 +495,50 @@ async def test_tasks_running_ahead_on_workers_show_as_running_before_they_retire
         assert {session.status(f"t{i}") for i in range(3)} == {Status.SUCCEEDED}
 
 
+async def test_a_task_still_running_ahead_after_a_pause_clears_when_it_ends(
+    tmp_path: Path,
+) -> None:
+    import asyncio
+    import sys
+
+    (tmp_path / "ahead_tasks.py").write_text(
+        "import threading\n\nGO = [threading.Event(), threading.Event()]\n\n"
+        "def hold(inputs):\n    GO[inputs['params']['n']].wait(10)\n    return 1\n"
+    )
+    wf = tmp_path / "ahead.yaml"
+    wf.write_text(
+        "name: ahead\ntasks:\n"
+        + "".join(f"  t{i}: {{run: ahead_tasks:hold, with: {{n: {i}}}}}\n" for i in range(2))
+    )
+    app = make_app(wf, workers=2, clock=None)
+
+    async def until(check: Any) -> None:
+        for _ in range(100):
+            await asyncio.sleep(0.05)
+            await pilot.pause()
+            if check():
+                return
+
+    def label(task: str) -> str:
+        table = app.screen.query_one(PlanTable)
+        return str(table.cells(table.row_of(task))[2][0])
+
+    async with app.run_test(size=SIZE) as pilot:
+        session = workbench(app).session
+        assert session is not None
+        await pilot.press("c")
+        await until(lambda: len(session.in_flight) == 2)
+        await pilot.press("p")
+        go = sys.modules["ahead_tasks"].GO
+        first, second = session.run.plan.names
+        go[int(first[1:])].set()  # the first retires and the run pauses; the second runs on
+        await until(lambda: session.run.cursor == 1 and not workbench(app)._run_active)
+        assert "running" in label(second) and session.status(first) is Status.SUCCEEDED
+        go[int(second[1:])].set()
+        await until(lambda: not session.in_flight)
+        assert "running" not in label(second)
+
+
 async def test_pause_stops_a_continuing_run_after_the_current_task(
     tmp_path: Path, posted: list[str]
 ) -> None:

@@ -178,10 +178,9 @@ class RunControl(Screen[None]):
 
     def _drive_ended(self) -> None:
         self._run_active = False
-        if self._ticker is not None:
-            self._ticker.pause()
         if self.session is not None:
-            self.session.look_in_flight()  # what ran ahead and was left is not running
+            self.session.look_in_flight()
+        self._pause_ticker_when_idle()
         self._catch_up()
         self._refresh_bindings_if_changed()
         self._refresh_markers(set())
@@ -227,6 +226,14 @@ class RunControl(Screen[None]):
                 changed.add(running.task)
             if changed:
                 self._refresh_markers(changed)
+        self._pause_ticker_when_idle()
+
+    def _pause_ticker_when_idle(self) -> None:
+        """Tick while a drive goes on, or while tasks that ran ahead of a pause still run
+        (their marks clear when they end)."""
+        idle = not self._run_active and not (self.session and self.session.in_flight)
+        if idle and self._ticker is not None:
+            self._ticker.pause()
 
     def _catch_up(self) -> bool:
         """Show every event recorded but not shown yet; False if there was none."""
