@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -457,39 +459,52 @@ async def test_stepping_task_by_task_ends_in_the_headless_digest() -> None:
         assert session.run.digests() == expected.digests()
 
 
+def _holding_workflow(tmp_path: Path, module: str, count: int) -> tuple[Path, Any]:
+    """``count`` tasks ``t0``.. that each wait for their own event (``GO[i]``, in the module
+    the test imports too) on ``workers=2``: the app and the events."""
+    (tmp_path / f"{module}.py").write_text(
+        f"import threading\n\nGO = [threading.Event() for _ in range({count})]\n\n"
+        "def hold(inputs):\n    GO[inputs['params']['n']].wait(10)\n    return 1\n"
+    )
+    wf = tmp_path / f"{module}.yaml"
+    wf.write_text(
+        f"name: {module}\ntasks:\n"
+        + "".join(f"  t{i}: {{run: {module}:hold, with: {{n: {i}}}}}\n" for i in range(count))
+    )
+    return wf, lambda: sys.modules[module].GO
+
+
+async def _until(pilot: Any, check: Any) -> None:
+    for _ in range(100):
+        await asyncio.sleep(0.05)
+        await pilot.pause()
+        if check():
+            return
+
+
+def _status_label(app: Any, task: str) -> str:
+    table = app.screen.query_one(PlanTable)
+    return str(table.cells(table.row_of(task))[2][0])
+
+
 async def test_tasks_running_ahead_on_workers_show_as_running_before_they_retire(
     tmp_path: Path,
 ) -> None:
     """With workers, a task's events enter the trace when it retires (in plan order); the
     plan shows the ones in flight as running meanwhile, and nothing once the run ends."""
-    import asyncio
-    import sys
-
-    (tmp_path / "flight_tasks.py").write_text(
-        "import threading\n\nGO = threading.Event()\n\n"
-        "def hold(inputs):\n    GO.wait(10)\n    return 1\n"
-    )
-    wf = tmp_path / "flight.yaml"
-    wf.write_text(
-        "name: flight\ntasks:\n"
-        + "".join(f"  t{i}: {{run: flight_tasks:hold}}\n" for i in range(3))
-    )
+    wf, go = _holding_workflow(tmp_path, "flight_tasks", 3)
     app = make_app(wf, workers=2, clock=None)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("c")
         session = workbench(app).session
         assert session is not None
-        for _ in range(100):
-            await asyncio.sleep(0.05)
-            await pilot.pause()
-            if len(session.in_flight) == 2:
-                break
+        await _until(pilot, lambda: len(session.in_flight) == 2)
         flying = sorted(session.in_flight)
         assert len(flying) == 2 and not session.run.events  # nothing retired yet
-        table = app.screen.query_one(PlanTable)
-        shown = [str(table.cells(table.row_of(task))[2][0]) for task in flying]
+        shown = [_status_label(app, task) for task in flying]
         assert all("running" in label for label in shown), shown
-        sys.modules["flight_tasks"].GO.set()
+        for event in go():
+            event.set()
         await settle(pilot)
         assert session.run.finished and not session.in_flight
         assert {session.status(f"t{i}") for i in range(3)} == {Status.SUCCEEDED}
@@ -498,45 +513,22 @@ async def test_tasks_running_ahead_on_workers_show_as_running_before_they_retire
 async def test_a_task_still_running_ahead_after_a_pause_clears_when_it_ends(
     tmp_path: Path,
 ) -> None:
-    import asyncio
-    import sys
-
-    (tmp_path / "ahead_tasks.py").write_text(
-        "import threading\n\nGO = [threading.Event(), threading.Event()]\n\n"
-        "def hold(inputs):\n    GO[inputs['params']['n']].wait(10)\n    return 1\n"
-    )
-    wf = tmp_path / "ahead.yaml"
-    wf.write_text(
-        "name: ahead\ntasks:\n"
-        + "".join(f"  t{i}: {{run: ahead_tasks:hold, with: {{n: {i}}}}}\n" for i in range(2))
-    )
+    wf, go = _holding_workflow(tmp_path, "ahead_tasks", 2)
     app = make_app(wf, workers=2, clock=None)
-
-    async def until(check: Any) -> None:
-        for _ in range(100):
-            await asyncio.sleep(0.05)
-            await pilot.pause()
-            if check():
-                return
-
-    def label(task: str) -> str:
-        table = app.screen.query_one(PlanTable)
-        return str(table.cells(table.row_of(task))[2][0])
-
     async with app.run_test(size=SIZE) as pilot:
         session = workbench(app).session
         assert session is not None
         await pilot.press("c")
-        await until(lambda: len(session.in_flight) == 2)
+        await _until(pilot, lambda: len(session.in_flight) == 2)
         await pilot.press("p")
-        go = sys.modules["ahead_tasks"].GO
         first, second = session.run.plan.names
-        go[int(first[1:])].set()  # the first retires and the run pauses; the second runs on
-        await until(lambda: session.run.cursor == 1 and not workbench(app)._run_active)
-        assert "running" in label(second) and session.status(first) is Status.SUCCEEDED
-        go[int(second[1:])].set()
-        await until(lambda: not session.in_flight)
-        assert "running" not in label(second)
+        go()[int(first[1:])].set()  # the first retires and the run pauses; the second runs on
+        await _until(pilot, lambda: session.run.cursor == 1 and not workbench(app)._run_active)
+        assert "running" in _status_label(app, second)
+        assert session.status(first) is Status.SUCCEEDED
+        go()[int(second[1:])].set()
+        await _until(pilot, lambda: not session.in_flight)
+        assert "running" not in _status_label(app, second)
 
 
 async def test_pause_stops_a_continuing_run_after_the_current_task(
