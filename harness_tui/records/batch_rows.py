@@ -66,14 +66,17 @@ def read_batch(row: tuple[Any, ...], events: list[TraceEvent], outputs: dict[str
         ValueError: the row does not hold what a batch holds (a damaged store).
     """
     seq, count, canonical, times_blob, workers_text, tracebacks_text, outputs_text = row
+    where = f"the batch at event {seq}"
+    if not isinstance(canonical, str) or not isinstance(times_blob, bytes):
+        raise ValueError(f"{where} has no events or no times")
     lines = canonical.split("\n")
-    if not isinstance(times_blob, bytes) or len(lines) != count or len(times_blob) != 24 * count:
-        raise ValueError(f"the batch at event {seq} does not hold {count} events")
+    if not isinstance(count, int) or len(lines) != count or len(times_blob) != 24 * count:
+        raise ValueError(f"{where} does not hold {count} events")
     times = [None if math.isnan(t) else t for t in struct.unpack(f"<{3 * count}d", times_blob)]
-    workers = [0] * count if workers_text is None else json.loads(workers_text)
-    tracebacks = {} if tracebacks_text is None else json.loads(tracebacks_text)
-    if not isinstance(workers, list) or len(workers) != count or not isinstance(tracebacks, dict):
-        raise ValueError(f"the batch at event {seq} has damaged workers or tracebacks")
+    workers = _workers(None if workers_text is None else json.loads(workers_text), count, where)
+    tracebacks = _tracebacks(
+        None if tracebacks_text is None else json.loads(tracebacks_text), count, where
+    )
     for i, line in enumerate(lines):
         timing = {
             "started_at": times[3 * i],
@@ -83,6 +86,34 @@ def read_batch(row: tuple[Any, ...], events: list[TraceEvent], outputs: dict[str
             "traceback": tracebacks.get(str(i)),
         }
         events.append(TraceEvent.from_dicts(json.loads(line), timing))
+    if not isinstance(outputs_text, str):
+        raise ValueError(f"{where} has no outputs")
     for line in outputs_text.split("\n") if outputs_text else ():
         task, text = line.split(" ", 1)
+        if task in outputs:
+            raise ValueError(f"{where} holds the output of {task} twice")
         outputs[task] = text
+
+
+def _workers(value: Any, count: int, where: str) -> list[int]:
+    """The batch's workers: ``count`` non-negative integers (all 0 when none were stored)."""
+    if value is None:
+        return [0] * count
+    if (
+        not isinstance(value, list)
+        or len(value) != count
+        or not all(type(w) is int and 0 <= w < 1 << 31 for w in value)
+    ):
+        raise ValueError(f"{where} has damaged workers")
+    return value
+
+
+def _tracebacks(value: Any, count: int, where: str) -> dict[str, str]:
+    """The batch's tracebacks: text by event index in the batch (none when none stored)."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(
+        isinstance(text, str) and key.isdigit() and int(key) < count for key, text in value.items()
+    ):
+        raise ValueError(f"{where} has damaged tracebacks")
+    return value

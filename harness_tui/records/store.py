@@ -260,9 +260,11 @@ def _damage_is_one_line(run_id: str) -> Iterator[None]:
     """Stored rows that no longer parse (a damaged or hand-edited store) are one line."""
     try:
         yield
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, RecursionError) as exc:
         if isinstance(exc, RecordError | ResumeError):
             raise
+        if isinstance(exc, RecursionError):
+            exc = ValueError("a value nests too deeply")
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise StoreError(f"run {run_id}: the stored run is damaged: {first}") from None
 

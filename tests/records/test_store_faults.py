@@ -157,8 +157,16 @@ def test_a_torn_final_frame_is_normal_and_a_bad_header_is_damage(tmp_path: Path)
         ),
         ("times = x'00'", "the batch at event 0 does not hold"),
         ("events = 1", "the batch at event 0 does not hold 1 events"),
-        ("workers = '[1]'", "the batch at event 0 has damaged workers or tracebacks"),
-        ("tracebacks = '[]'", "the batch at event 0 has damaged workers or tracebacks"),
+        ("workers = '[1]'", "the batch at event 0 has damaged workers"),
+        ("tracebacks = '[]'", "the batch at event 0 has damaged tracebacks"),
+        ("tracebacks = '{\"0\": 5}'", "the batch at event 0 has damaged tracebacks"),
+        ('tracebacks = \'{"99": "x"}\'', "the batch at event 0 has damaged tracebacks"),
+        (  # a canonical line nested past any parser's depth
+            "canonical = '{\"a\":' || replace(hex(zeroblob(30000)), '00', '[') "
+            "|| substr(canonical, instr(canonical, char(10)))",
+            "a value nests too deeply",
+        ),
+        ("outputs = outputs || char(10) || outputs", "the batch at event 0 holds the output"),
         ("outputs = 'nospace'", "not enough values to unpack"),
     ],
 )
