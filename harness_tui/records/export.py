@@ -12,6 +12,7 @@ import json
 import os
 import platform
 import re
+import stat
 import tempfile
 from collections.abc import Iterable, Mapping
 from enum import StrEnum
@@ -59,8 +60,18 @@ __all__ = [
 _PACKAGES = ("textual", "rich", "pyyaml", "click", "pydantic", "jmespath")
 
 
+def _is_device(path: Path) -> bool:
+    """Whether ``path`` is something other than a file or a folder (a device, a pipe)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
 def atomic_write(path: str | Path, text: str, max_bytes: int | None = None) -> None:
-    """Write ``text`` to ``path`` so that readers see the old file or the new one, never half.
+    """Write ``text`` to ``path`` so that readers see the old file or the new one, never half
+    (a device or a pipe is written into as it is: a rename would replace it).
 
     The file gets the mode a plain ``open`` would give it (``0o666 & ~umask``), not the
     private mode of the temporary file it is renamed from.
@@ -76,6 +87,10 @@ def atomic_write(path: str | Path, text: str, max_bytes: int | None = None) -> N
             "the reader: not written"
         )
     target = Path(path)
+    if _is_device(target):  # /dev/null, /dev/stdout, a pipe: written into, never replaced
+        with target.open("wb") as handle:
+            handle.write(data)
+        return
     directory = target.resolve().parent
     fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
     try:

@@ -90,3 +90,21 @@ def test_run_refuses_a_bad_target_before_running_and_survives_a_chdir(tmp_path: 
     assert good.returncode == 0, good.stderr
     assert RunRecord.read(tmp_path / "run.json").document["status"] == "succeeded"
     assert not (away / "run.json").exists()
+
+
+def test_a_device_or_a_pipe_is_written_into_never_replaced(tmp_path: Path) -> None:
+    """``--export /dev/null`` (or ``-o`` a pipe): a rename over it would replace the device
+    node with a file (as root, /dev/null itself)."""
+    if os.geteuid() == 0:  # a null device of the test's own: never the machine's
+        null = tmp_path / "null"
+        os.mknod(null, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        atomic_write(null, "{}")
+        assert stat.S_ISCHR(os.stat(null).st_mode)
+        null.unlink()
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE)
+    atomic_write(fifo, "through the pipe")
+    assert reader.communicate(timeout=10)[0] == b"through the pipe"
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert [p.name for p in tmp_path.iterdir()] == ["pipe"]  # no temporary file left
