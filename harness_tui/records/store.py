@@ -415,8 +415,14 @@ class RunStore:
     def _connect(self, writable: bool) -> sqlite3.Connection:
         if writable:
             return sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        # Read-only: a reading command works on a store it may not write (a read-only file,
-        # folder or mount), and cannot change one by accident.
+        # Reading: a reading command cannot change the store by accident (query_only), and
+        # works on one it may not write (a read-only file, folder or mount: mode=ro). Where
+        # it may, it opens the file as writers do, so that closing it removes the write-ahead
+        # log and its index, as a writer's close does (a read-only one cannot).
+        if _writable(self.path):
+            db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            db.execute("PRAGMA query_only = ON")
+            return db
         uri = f"{self.path.absolute().as_uri()}?mode=ro"
         return sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
 

@@ -75,12 +75,24 @@ def test_runs_json_and_export_commands(tmp_path: Path) -> None:
 def test_a_command_closes_the_store_and_leaves_no_write_ahead_log(tmp_path: Path) -> None:
     """The next command opens a clean file: nothing to recover or check."""
     db = tmp_path / "runs.db"
-    for _ in range(2):
-        result = CliRunner().invoke(
-            cli, ["run", str(ROOT / "workflows/user_profile.yaml"), "--store", str(db), "-q"]
-        )
-        assert result.exit_code == 0, result.output
-        assert sorted(p.name for p in tmp_path.iterdir()) == ["runs.db"]
+    store = ["--store", str(db)]
+    result = CliRunner().invoke(cli, ["run", str(ROOT / "workflows/user_profile.yaml"), *store])
+    assert result.exit_code == 0, result.output
+    with RunStore(db, create=False) as reader:
+        (run_id,) = [row["id"] for row in reader.runs()]
+    out = tmp_path / "out"
+    out.mkdir()
+    for command in (
+        ["runs"],
+        ["export", run_id, str(out / "run.json")],
+        ["rerun", run_id, "--from", "check_quota", "-q"],
+        ["run", str(ROOT / "workflows/user_profile.yaml"), "-q"],
+    ):
+        result = CliRunner().invoke(cli, [*command, *store])
+        assert result.exit_code == 0, (command, result.output)
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "runs.db"], command
+    with RunStore(db, create=False) as reader:
+        assert len(reader.runs()) == 3
 
 
 def test_stored_batches_give_back_every_field_of_every_event(tmp_path: Path) -> None:
