@@ -6,6 +6,8 @@ what they return, so every decision stays testable without a terminal.
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,6 +68,8 @@ class Session:
         self.view_seq: int | None = None  # None: the live end of the trace
         self.delivered = 0  # events the UI has been told about
         self._in_flight: frozenset[str] = frozenset()
+        self._idle = threading.Event()  # clear while a drive is under way (in its thread)
+        self._idle.set()
         self.live = self._new_live()
         self._routing: Routing | None = None
 
@@ -166,7 +170,11 @@ class Session:
         driver.on_hold = on_hold
         driver.on_events = on_events
         driver.batch_seconds = COALESCE_SECONDS
-        return self.live.drive(single=single)
+        self._idle.clear()
+        try:
+            return self.live.drive(single=single)
+        finally:
+            self._idle.set()
 
     @property
     def held(self) -> TraceEvent | None:
@@ -200,6 +208,21 @@ class Session:
     def close(self) -> None:
         """The workbench is closing or opening something else: leave the run behind."""
         self.live.abandon()
+
+    def leave(self, wait: float) -> None:
+        """The workbench is quitting. A run going on is paused (after the task it is on) and
+        then left behind (``abandoned``: resumable). One still busy after ``wait`` seconds (a
+        long task, a hold) is left to its lease: once this process ends the store reads it as
+        ``interrupted``, resumable too; its thread keeps the store until then."""
+        deadline = time.monotonic() + wait
+        while not self._idle.is_set():
+            self.pause()
+            if self.held is not None:  # a hold would never end: finish its task instead
+                self.release(single=True)
+            if time.monotonic() >= deadline:
+                return
+            self._idle.wait(0.05)
+        self.close()
 
     def restart(self) -> None:
         """A fresh run of the same plan (breakpoints are kept)."""

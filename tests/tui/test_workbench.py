@@ -354,6 +354,43 @@ async def test_live_runs_are_recorded_and_can_be_resumed_from_the_store(tmp_path
     assert row["status"] == "succeeded" and row["tasks_done"] == 4
 
 
+@pytest.mark.parametrize("workers", [1, 3])
+async def test_quitting_while_a_run_goes_on_leaves_it_abandoned_and_resumable(
+    tmp_path: Path, workers: int
+) -> None:
+    """Quit (the app exits) while continuing: the run pauses after its task and is left
+    abandoned, with the tasks it retired stored; resume ends in the uninterrupted digest."""
+    from click.testing import CliRunner
+
+    from harness_tui.cli import cli
+    from harness_tui.records.store import RunStore
+
+    wf = tmp_path / "steady.yaml"
+    wf.write_text(
+        "name: steady\ntasks:\n  t0: {run: builtin:sleep, with: {seconds: 0.05}}\n"
+        + "".join(
+            f"  t{i}: {{run: builtin:sleep, depends_on: [t{i - 1}], with: {{seconds: 0.05}}}}\n"
+            for i in range(1, 40)
+        )
+    )
+    db = tmp_path / "runs.db"
+    app = make_app(wf, store_path=str(db), workers=workers, clock=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("c")
+        await _until(pilot, lambda: len(app.session.run.events) >= 6)  # type: ignore[union-attr]
+    with RunStore(db, create=False) as store:
+        (row,) = store.runs()
+        assert row["status"] == "abandoned" and 3 <= row["tasks_done"] < 40
+        exported = store.export(row["id"])
+    RunRecord.read(exported.write(tmp_path / "left.json"))  # its status fits its trace
+    result = CliRunner().invoke(cli, ["resume", row["id"], "--store", str(db)])
+    assert result.exit_code == 0, result.output
+    expected = TaskOrchestrator(load_workflow(wf).graph).start({}).run_to_end().digest
+    with RunStore(db, create=False) as store:
+        (row,) = store.runs()
+    assert (row["status"], row["tasks_done"], row["run_digest"]) == ("succeeded", 40, expected)
+
+
 async def test_error_text_with_brackets_is_shown_verbatim(tmp_path: Path) -> None:
     wf = tmp_path / "dates.yaml"
     # YAML 1.2 reads 2026-01-01 as a string: a NaN is the non-JSON value here.
@@ -373,6 +410,25 @@ async def held_at(pilot: Any, session: Any, attempt: int) -> Any:
             return held
         await pilot.pause(0.01)
     raise AssertionError(f"never held at attempt {attempt}")
+
+
+async def test_quitting_while_held_at_a_failed_attempt_finishes_that_task_and_leaves(
+    tmp_path: Path,
+) -> None:
+    from harness_tui.records.store import RunStore
+
+    db = tmp_path / "runs.db"
+    app = make_app(ROOT / "tests/tui/data/flaky_pipeline.yaml", store_path=str(db))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f", "c")
+        await held_at(pilot, workbench(app).session, 1)
+    # Quitting did not wait on the hold forever: the held task ran to its end, then the run
+    # was left behind.
+    with RunStore(db, create=False) as store:
+        (row,) = store.runs()
+        assert row["status"] == "abandoned"
+        done = {e.task for e in store.load(row["id"]).events if e.status.value != "running"}
+    assert "transform" in done
 
 
 async def test_break_on_failure_holds_at_each_failed_attempt(posted: list[str]) -> None:

@@ -32,6 +32,9 @@ from .workbench_files import FileActions
 from .workbench_logs import LogActions
 from .workbench_run import RunControl
 
+LEAVE_SECONDS = 3.0
+"""On quit, how long a run going on may take to reach a pause before it is left to its lease."""
+
 
 class WorkbenchScreen(RunControl, FileActions, ErrorActions, LogActions, Screen[None]):
     """Step, continue, break, travel back in time, export; on one workflow or one export."""
@@ -77,11 +80,10 @@ class WorkbenchScreen(RunControl, FileActions, ErrorActions, LogActions, Screen[
             self.action_open()
 
     def on_unmount(self) -> None:
-        # A run left unfinished is marked abandoned (resumable). While a step is executing the
-        # store belongs to the run's thread: the run is then left to its lease, which ends with
-        # this process (the store reads it as interrupted, also resumable).
-        if self.session is not None and not self._run_active:
-            self.session.close()
+        # A run left unfinished is marked abandoned (resumable); one going on is paused first
+        # and, if its task outlasts the wait, left to its lease (read as interrupted).
+        if self.session is not None:
+            self.session.leave(wait=LEAVE_SECONDS)
 
     # -- showing ----------------------------------------------------------------------------
 
