@@ -490,7 +490,11 @@ async def test_open_dialog_takes_a_typed_python_factory(
     app = make_app(None)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        await pilot.press(*"flow_factory.py:build", "enter")
+        await pilot.press(*"flow_factory.py:build")
+        options = app.screen.query_one("#open-list")
+        first = str(options.get_option_at_index(0).prompt)  # type: ignore[attr-defined]
+        assert first == "◆ python    flow_factory.py:build  (enter imports it)"
+        await pilot.press("enter")
         await pilot.pause()
         session = workbench(app).session
         assert session is not None and session.run.plan.names == ("a",)

@@ -51,17 +51,13 @@ class OpenFileModal(ModalScreen[Path | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="open-dialog", classes="dialog"):
-            yield Label(
-                "Open a workflow (.yaml, or file.py:factory) or a run export (.json)",
-                classes="dialog-title",
-            )
-            yield Input(
-                placeholder="filter, or type a path or file.py:factory; Enter opens",
-                id="open-filter",
-            )
+            yield Label("Open a workflow or a run export", classes="dialog-title")
+            yield Input(placeholder="filter, a path or file.py:factory", id="open-filter")
             yield OptionList(*self._options(""), id="open-list")
 
     def _options(self, text: str) -> list[Option]:
+        if is_python_ref(text):  # a Python-defined workflow: imported when the user opens it
+            return [Option(inert(f"◆ python    {text}  (enter imports it)"), id=text)]
         shown = [p for p in self._paths if text.lower() in str(p).lower()]
         if not shown:
             return [Option("no matching files", disabled=True)]
