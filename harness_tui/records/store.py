@@ -145,15 +145,23 @@ _INSERT_BATCH = (
     "INSERT INTO batches (run_id, seq, tasks, events, canonical, times, workers, tracebacks, "
     "outputs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
-# Stored events and finished tasks of the run ``runs.id``, in both layouts (see MIGRATIONS).
+# Stored events and finished tasks of the run ``runs.id``, in both layouts (see MIGRATIONS);
+# TOTAL, not SUM: a hand-damaged count never overflows (reading it is refused later).
 _EVENTS_STORED = (
     "((SELECT COUNT(*) FROM events WHERE run_id = runs.id) + "
-    "(SELECT COALESCE(SUM(events), 0) FROM batches WHERE run_id = runs.id))"
+    "(SELECT TOTAL(events) FROM batches WHERE run_id = runs.id))"
 )
 _TASKS_DONE = (
     "((SELECT COUNT(*) FROM events WHERE run_id = runs.id AND final = 1) + "
-    "(SELECT COALESCE(SUM(tasks), 0) FROM batches WHERE run_id = runs.id))"
+    "(SELECT TOTAL(tasks) FROM batches WHERE run_id = runs.id))"
 )
+
+
+def _done(done: float, total: int) -> int:
+    """Tasks done as people should read it: a damaged count is kept within the plan."""
+    return int(min(max(done, 0), total))
+
+
 # REPLACE: a resumed run re-runs an unfinished task from attempt 1, over nothing stored; a
 # restored log is never written again, but a replace keeps a second write harmless.
 _INSERT_LOG = (
@@ -806,6 +814,7 @@ class RunStore:
         for row in rows:
             entry = dict(zip(keys, row[:9], strict=True))
             entry["status"] = effective_status(row[4], row[9], row[10])
+            entry["tasks_done"] = _done(row[6], row[7])
             listed.append(entry)
         return listed
 
@@ -826,6 +835,7 @@ class RunStore:
             if row is None:
                 raise StoreError(f"no run {run_id!r} in {self.path}")
             path, base, source, payload_text, status, done, total, owner, until, fork = row
+            done = _done(done, total)
             events, outputs = self._events(run_id)
             logs = {
                 (task, attempt): AttemptLog(text, bool(truncated))

@@ -184,6 +184,23 @@ def test_a_damaged_run_is_one_line_for_export_and_resume(
         assert line.startswith(f"error: run {run_id}: the stored run is damaged: {message}")
 
 
+@pytest.mark.parametrize("tasks", [-89, 9223372036854775807])
+def test_a_damaged_count_of_tasks_neither_breaks_the_listing_nor_leaves_the_plan(
+    tmp_path: Path, tasks: int
+) -> None:
+    store, run_id = _open_wal_copy(tmp_path)
+    with sqlite3.connect(store) as db:
+        db.execute("UPDATE batches SET tasks = ?", (tasks,))
+        db.execute(  # a second damaged batch: a sum of the two would overflow
+            "INSERT INTO batches SELECT run_id, seq + 1000, events, tasks, canonical, times, "
+            "workers, tracebacks, outputs FROM batches"
+        )
+    db.close()
+    with RunStore(store, create=False) as opened:
+        (row,) = opened.runs()
+    assert row["id"] == run_id and 0 <= row["tasks_done"] <= row["tasks_total"]
+
+
 @pytest.mark.parametrize(
     "content", [b"not a database at all" * 100, b"SQLite format 3\x00" + b"\x00" * 84]
 )
