@@ -210,18 +210,22 @@ class Session:
         self.live.abandon()
 
     def leave(self, wait: float) -> None:
-        """The workbench is quitting. A run going on is paused (after the task it is on) and
-        then left behind (``abandoned``: resumable). One still busy after ``wait`` seconds (a
-        long task, a hold) is left to its lease: once this process ends the store reads it as
-        ``interrupted``, resumable too; its thread keeps the store until then."""
+        """The workbench is quitting. A run going on is paused (after the task it is on; a
+        hold finishes its task) and left behind: ``abandoned``, resumable. A task still busy
+        after ``wait`` seconds is stopped as Ctrl+C stops a run (the run ends ``cancelled``,
+        cleanups not run), so that quitting never waits on it; a run that does not stop even
+        then is left to its lease (read as ``interrupted`` once this process ends)."""
         deadline = time.monotonic() + wait
-        while not self._idle.is_set():
+        while not self._idle.is_set() and time.monotonic() < deadline:
             self.pause()
             if self.held is not None:  # a hold would never end: finish its task instead
                 self.release(single=True)
-            if time.monotonic() >= deadline:
-                return
             self._idle.wait(0.05)
+        if not self._idle.is_set():
+            self.cancel()
+            self.cancel()  # a second stop: no cleanups either
+            if not self._idle.wait(wait):
+                return
         self.close()
 
     def restart(self) -> None:

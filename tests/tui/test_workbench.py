@@ -412,6 +412,31 @@ async def held_at(pilot: Any, session: Any, attempt: int) -> Any:
     raise AssertionError(f"never held at attempt {attempt}")
 
 
+async def test_quitting_during_a_long_task_stops_it_instead_of_waiting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    from harness_tui.records.store import RunStore
+
+    monkeypatch.setattr(workbench_module, "LEAVE_SECONDS", 0.3)
+    wf = tmp_path / "long.yaml"
+    wf.write_text(
+        "name: long\ntasks:\n  a: {run: builtin:sleep, with: {seconds: 30}}\n"
+        "  b: {run: builtin:echo, depends_on: [a]}\n"
+    )
+    db = tmp_path / "runs.db"
+    app = make_app(wf, store_path=str(db), clock=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("c")
+        await _until(pilot, lambda: bool(app.session.run.events))  # type: ignore[union-attr]
+        quit_at = time.monotonic()
+    assert time.monotonic() - quit_at < 10  # not the task's 30 s
+    with RunStore(db, create=False) as store:
+        (row,) = store.runs()
+    assert (row["status"], row["tasks_done"]) == ("cancelled", 2)
+
+
 async def test_quitting_while_held_at_a_failed_attempt_finishes_that_task_and_leaves(
     tmp_path: Path,
 ) -> None:
