@@ -525,6 +525,22 @@ async def test_open_dialog_takes_a_typed_python_factory(
         assert session is not None and session.run.plan.names == ("a",)
 
 
+async def test_a_problem_opening_a_file_is_one_line_in_the_notification(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "broken_factory.py").write_text(
+        "def build():\n    raise ValueError('first line\\nsecond line')\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    app = make_app(USER_PROFILE)
+    async with app.run_test(size=SIZE) as pilot:
+        workbench(app).open_path("broken_factory.py:build")
+        await pilot.pause()
+        (note,) = [n for n in app._notifications if n.severity == "error"]
+        assert "first line\\nsecond line" in note.message
+        assert len(note.message.splitlines()) == 1
+
+
 async def test_stepping_task_by_task_ends_in_the_headless_digest() -> None:
     """n, n, n... through the whole plan of a shipped workflow with a failure and retries:
     the same trace and digests as a headless run to the end."""

@@ -17,6 +17,7 @@ from ..intents import IntentQueue
 from ..modals.export import ExportModal
 from ..modals.open_file import OpenFileModal
 from ..modals.payload import PayloadModal
+from ..sanitize import visible
 from ..session import OpenError, Session, open_session
 
 
@@ -122,7 +123,7 @@ class FileActions(Screen[None]):
                 self._show_errors(exc)
             else:
                 self.notify(
-                    "\n".join(exc.lines[:8]),
+                    "\n".join(visible(line) for line in exc.lines[:8]),  # a problem a line
                     title=f"Cannot open {path}",
                     severity="error",
                     timeout=10,
