@@ -25,7 +25,7 @@ def open_workbench(
 
     parsed = None if payload is None else parse_payload(payload, "--payload")
     store = None if no_store or replay else str(store_path or default_store_path())
-    executor, workers = (None, workers) if replay else cluster_executor(executor_spec, workers)
+    executor, workers = cluster_executor(executor_spec, workers)
     app = create_app(
         file,
         payload=parsed,

@@ -62,8 +62,8 @@ class RetiredStep(NamedTuple):
     events: tuple[TraceEvent, ...]
     output: str | None
     output_digest: str | None
-    logs: tuple[tuple[int, AttemptLog], ...] = ()
-    canonical: tuple[str, ...] = ()
+    logs: tuple[tuple[int, AttemptLog], ...]
+    canonical: tuple[str, ...]
 
     @property
     def status(self) -> Status:

@@ -605,7 +605,7 @@ class RunStore:
         events = retired.events
         batch.tasks += 1
         batch.events.extend(events)
-        batch.canonical.extend(retired.canonical or [e.canonical_text() for e in events])
+        batch.canonical.extend(retired.canonical)
         task = retired.step.task
         if retired.output is not None:
             batch.outputs.append(output_line(task, retired.output))

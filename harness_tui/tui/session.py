@@ -216,8 +216,9 @@ class Session:
         cleanups not run), so that quitting never waits on it; a run that does not stop even
         then is left to its lease (read as ``interrupted`` once this process ends)."""
         deadline = time.monotonic() + wait
-        while not self._idle.is_set() and time.monotonic() < deadline:
+        if not self._idle.is_set():
             self.pause()
+        while not self._idle.is_set() and time.monotonic() < deadline:
             if self.held is not None:  # a hold would never end: finish its task instead
                 self.release(single=True)
             self._idle.wait(0.05)

@@ -4,6 +4,7 @@ run ends, the faulty task's error is in the trace and the inspector, nothing han
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,16 +29,21 @@ CAUSES = {
 }
 
 
+async def _run_to_the_end(app: Any, pilot: Any) -> TracePanel:
+    """Continue the run to its end; the trace panel showing it."""
+    await pilot.press("c")
+    await settle(pilot)
+    assert workbench(app).session.run.finished
+    return app.screen.query_one(TracePanel)
+
+
 @pytest.mark.parametrize("fault", sorted(CAUSES))
 async def test_the_workbench_shows_the_cause_of_a_faulty_task(fault: str) -> None:
     status, cause = CAUSES[fault]
     app = make_app(CORPUS / f"{fault}.yaml")
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("c")
-        await settle(pilot)
+        trace = await _run_to_the_end(app, pilot)
         screen = workbench(app)
-        assert screen.session.run.finished
-        trace = app.screen.query_one(TracePanel)
         rows = [
             (trace.cell_text(row, "task"), trace.cell_text(row, "error"))
             for row in range(trace.row_count)
@@ -73,14 +79,10 @@ async def test_an_isolated_task_that_ends_its_process_leaves_the_workbench_stand
     (tmp_path / "faulty.py").write_text((CORPUS / "faulty.py").read_text("utf-8"), "utf-8")
     app = make_app(workflow)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("c")
-        await settle(pilot)
-        screen = workbench(app)
-        assert screen.session.run.finished
-        trace = app.screen.query_one(TracePanel)
+        trace = await _run_to_the_end(app, pilot)
         errors = [trace.cell_text(row, "error") for row in range(trace.row_count)]
         assert "ProcessExited: the task's process exited with code 7 without a result" in errors
-        screen._select("faulty")
+        workbench(app)._select("faulty")
         await pilot.pause()
         spec = dict(app.screen.query_one(Inspector)._shown[1])["spec"]  # type: ignore[index]
         assert spec["isolation"] == "process"  # shown because it is not the default
