@@ -1,8 +1,9 @@
 """Every user action named once: keys, stable id, palette title, help text (an action registry).
 
 Screens build their ``BINDINGS`` from these tables, the command palette lists them as
-``area: Verb``, F1 lists them with their ids, and ``scripts/make_readme_keys.py`` writes the
-README's key table from them. Ids never change: users remap keys by id in ``keymap.json``.
+``area: Verb``, F1 lists them with their ids, and ``scripts/make_key_tables.py`` writes the
+key tables of ``docs/reference.md`` from them. Ids never change: users remap keys by id in
+``keymap.json``.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ class Action:
         action: the action run (the screen's or app's ``action_<name>`` method).
         label: the short footer and F1 label.
         title: the command palette title, ``area: Verb`` ("" keeps it out of the palette).
-        help: one sentence on what it does (palette, README).
+        help: one sentence on what it does (palette, F1, docs/reference.md).
         show: shown in the footer.
         priority: checked before the focused widget's bindings.
     """

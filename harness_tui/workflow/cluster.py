@@ -1,4 +1,4 @@
-"""``--executor dask``: attempts run on a Dask cluster (DESIGN.md "Parallel execution").
+"""``--executor dask``: attempts run on a Dask cluster (docs/parallel.md, "Dask").
 
 The run's parallel pool dispatches as with threads; each pool worker submits its attempt to
 Dask as one task (``retries=0``) and waits for it, so retries, timeouts, fallbacks and the

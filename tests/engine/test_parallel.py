@@ -1,5 +1,5 @@
 """Parallel execution keeps the serial trace: dispatch out of order, retire in plan order
-(DESIGN.md "Parallel execution"; issue 15)."""
+(docs/parallel.md)."""
 
 from __future__ import annotations
 
