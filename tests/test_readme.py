@@ -52,3 +52,11 @@ def test_nothing_cites_a_design_file_outside_the_repository() -> None:
     needle = "DESIGN" + ".md"  # spelled apart, so that this file does not cite it
     citing = [str(p.relative_to(ROOT)) for p in files if needle in p.read_text("utf-8")]
     assert citing == [], citing
+
+
+def test_ci_runs_the_readmes_test_command_verbatim_then_the_slow_tier() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    (command,) = re.findall(r"^(.+?)\s+# test it$", readme, re.MULTILINE)
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert f"\n{command}\n" in ci
+    assert ci.index(command) < ci.index("python -m pytest -m slow")

@@ -12,6 +12,7 @@ import asyncio
 import os
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from textual.screen import ModalScreen
@@ -80,6 +81,7 @@ async def press_and_check(presses: list[tuple[str, float]]) -> None:
 FUZZ = int(os.environ.get("HARNESS_FUZZ", "0"))
 
 
+@pytest.mark.slow
 @settings(
     max_examples=FUZZ or 30,
     deadline=None,
