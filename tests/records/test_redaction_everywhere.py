@@ -53,13 +53,13 @@ payload:
 on_failure: continue
 tasks:
   leak:
-    run: leaky_tasks:leak
+    run: redact_everywhere_tasks:leak
     with:
       password: {SECRETS["with"]}
       nested: {{deep: [{{token: {SECRETS["with-nested"]}}}]}}
       kept: visible
   fail:
-    run: leaky_tasks:boom
+    run: redact_everywhere_tasks:boom
     depends_on: [leak]
     with: {{token: [{SECRETS["with-list"]}, other{SECRETS["with-nested"]}]}}
 """
@@ -67,7 +67,7 @@ tasks:
 
 @pytest.fixture
 def stored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[CliRunner, Path]:
-    (tmp_path / "leaky_tasks.py").write_text(TASKS, encoding="utf-8")
+    (tmp_path / "redact_everywhere_tasks.py").write_text(TASKS, encoding="utf-8")
     (tmp_path / "leaky.yaml").write_text(WORKFLOW, encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     runner = CliRunner()
