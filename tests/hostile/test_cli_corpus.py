@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from harness_tui.cli import cli
 
-from .commands import STORE, commands
+from .commands import STORE, commands, with_run_id
 from .corpus import OBEYED, SHOWN, Corpus, build
 
 EXPECTED = Path(__file__).parent / "expected"
@@ -23,7 +23,7 @@ EXPECTED = Path(__file__).parent / "expected"
 # schema (no data in it; its own test pins it), and reports (they name the environment).
 NOT_COMPARED = {
     "run-export-stdout", "run-chrome", "run-stored", "runs", "runs-json", "runs-table", "schema",
-    "report", "report-html",
+    "report", "report-html", "export-stored", "export-stored-redacted", "report-stored",
 }  # fmt: skip
 NAMES = list(commands(Corpus(*[Path("x")] * len(dataclasses.fields(Corpus)))))
 
@@ -38,6 +38,7 @@ def invoke(corpus: Corpus, name: str) -> tuple[int, str, str]:
     if "--store" in args and not (corpus.folder / STORE).exists():
         with contextlib.chdir(corpus.folder):
             CliRunner().invoke(cli, commands(corpus)["run-stored"][0])
+    args = with_run_id(args, corpus.folder)
     # color=True: click would strip CSI (only CSI) from output it thinks is not a terminal,
     # hiding exactly what this test looks for.
     with contextlib.chdir(corpus.folder):

@@ -21,7 +21,7 @@ from click.testing import CliRunner
 
 from harness_tui.cli import cli
 
-from .commands import commands
+from .commands import commands, with_run_id
 from .corpus import OBEYED, SHOWN, Corpus, build
 from .test_cli_corpus import NAMES
 
@@ -80,7 +80,7 @@ def terminal(columns: int = 120) -> Iterator[list[bytes]]:
 
 
 def on_a_terminal(corpus: Corpus, name: str) -> tuple[int, str]:
-    args, _ = commands(corpus)[name]
+    args = with_run_id(commands(corpus)[name][0], corpus.folder)
     code = 0
     with contextlib.chdir(corpus.folder), terminal() as received:
         try:
