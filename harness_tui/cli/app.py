@@ -17,6 +17,7 @@ from ..engine.errors import HarnessError
 from ..engine.untrusted import quoted, shown
 from .common import (
     EXIT_INVALID,
+    data_table,
     die,
     echo,
     echo_error_line,
@@ -160,9 +161,7 @@ def plan(file: str, payload: str | None, as_json: bool) -> None:
         lines = ["\t".join(PLAN_COLUMNS), *("\t".join(row) for row in rows)]
         echo("\n".join([*lines, f"plan digest: {the_plan.digest}"]))
         return
-    from rich.table import Table
-
-    table = Table(title=f"{shown(workflow.name)}: {len(the_plan)} tasks", title_justify="left")
+    table = data_table(title=f"{shown(workflow.name)}: {len(the_plan)} tasks", title_justify="left")
     for column in PLAN_COLUMNS:
         table.add_column(column, justify="right" if column in ("#", "level") else "left")
     for row in rows:

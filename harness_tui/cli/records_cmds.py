@@ -19,6 +19,7 @@ from .common import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    data_table,
     die,
     echo,
     echo_json,
@@ -348,7 +349,6 @@ def _drive_with_progress(live: LiveRun, quiet: bool) -> None:
     if quiet or not sys.stderr.isatty():
         live.drive()
         return
-    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     the_run = live.run
@@ -356,7 +356,7 @@ def _drive_with_progress(live: LiveRun, quiet: bool) -> None:
         TextColumn("{task.description}", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
-        console=Console(stderr=True),
+        console=table_console(stderr=True),
         transient=True,
     ) as progress:
         bar = progress.add_task("running", total=len(the_run.plan))
@@ -419,13 +419,12 @@ def _run_cells(row: dict[str, Any], wide: bool) -> list[str]:
 
 def _runs_table(rows: list[dict[str, Any]], title: str) -> Table:
     """The runs as a borderless table that fits 80 columns: the workflow name gives way."""
-    from rich.table import Table
     from rich.text import Text
 
     # One space between columns, and only the workflow name may give way (to "…"): ids,
     # statuses and counts are what people copy and compare.
-    table = Table(
-        title=Text(visible(title)),
+    table = data_table(
+        title=Text(title),
         title_justify="left",
         box=None,
         pad_edge=False,

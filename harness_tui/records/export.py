@@ -374,7 +374,8 @@ class RunRecord:
             **_additions_1_1(run, workflow, forked_from),
         }
         if keys:
-            document = redact_document(document, keys, workflow.payload)
+            params = [node.params for node in workflow.graph.nodes.values()]
+            document = redact_document(document, keys, [workflow.payload, *params])
         document["checksum"] = _checksum(document)
         record = cls(document)
         if keys:

@@ -3,7 +3,10 @@
 Plain data is built straight from libyaml's event stream (the pure-Python parser when PyYAML
 was built without libyaml): no node tree, no table of positions. Every cap of
 :mod:`~harness_tui.workflow.limits` that concerns YAML is checked while reading, so an alias
-bomb or a deep nesting stops at the cap instead of after the memory is gone.
+bomb or a deep nesting stops at the cap instead of after the memory is gone. An alias adds
+the value it names, not a copy, so the data read stays small; what aliases add is counted
+both in values and in bytes, because every later step (checking a payload, digesting a
+task's parameters, writing an export) handles the data expanded, as JSON.
 
 Scalars mean what they mean in YAML 1.2's core schema, as editors and JSON Schema validators
 read them (``yes`` and ``010`` are a string and ten, ``1e-7`` a number). YAML 1.1 meanings
@@ -282,6 +285,8 @@ class _Reader:
         self.anchors: dict[str, tuple[Any, int]] = {}
         self.open_anchors: set[str] = set()
         self.alias_nodes = 0
+        self.alias_bytes = 0
+        self.sizes: dict[int, tuple[int, Any]] = {}  # see _json_size
         self.duplicates: list[Path] = []
         self.stack: list[_Frame] = []  # see _Frame
         self.root: Any = None
@@ -385,6 +390,12 @@ class _Reader:
                 event,
                 f"aliases expand to more than {self.limits.alias_nodes:,} values (an alias bomb?)",
             )
+        self.alias_bytes += _json_size(value, self.sizes)
+        if self.alias_bytes > self.limits.alias_bytes:
+            raise _fail(
+                event,
+                f"aliases expand to more than {self.limits.alias_bytes:,} bytes (an alias bomb?)",
+            )
         self.add(value, event)
         return nodes
 
@@ -422,7 +433,39 @@ class _Reader:
         return (*parts, key)
 
 
-_UNBOUNDED = Limits(depth=1 << 62, alias_nodes=1 << 62, int_digits=1 << 62, string_chars=1 << 62)
+def _json_size(value: Any, sizes: dict[int, tuple[int, Any]]) -> int:
+    """About the size of ``value``'s canonical JSON in bytes (escapes not counted), without
+    making it: the cost is the number of collections and strings walked, not their bytes.
+
+    ``sizes`` remembers each collection measured, by ``id`` (holding the collection, so that
+    its id cannot be reused): an aliased value is measured when its alias is read, so a value
+    that holds aliases is walked down to them, never through what they stand for.
+    """
+    kind = type(value)
+    if kind is str:
+        size = len(value) if value.isascii() else len(value.encode("utf-8", "surrogatepass"))
+        return size + 2
+    if kind is not dict and kind is not list:
+        return len(str(value))  # a number, true, false or null as YAML read it
+    known = sizes.get(id(value))
+    if known is not None:
+        return int(known[0])
+    if kind is dict:
+        size = sum(_json_size(k, sizes) + 1 + _json_size(v, sizes) for k, v in value.items())
+    else:
+        size = sum(_json_size(item, sizes) for item in value)
+    size += 1 + max(len(value), 1)  # brackets and commas
+    sizes[id(value)] = (size, value)
+    return size
+
+
+_UNBOUNDED = Limits(
+    depth=1 << 62,
+    alias_nodes=1 << 62,
+    alias_bytes=1 << 62,
+    int_digits=1 << 62,
+    string_chars=1 << 62,
+)
 
 
 class _Slot:

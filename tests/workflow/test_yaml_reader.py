@@ -91,6 +91,24 @@ def test_refused_yaml_gets_one_line_with_its_position(text: str, message: str) -
     assert "\n" not in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    ("text", "added"),
+    [
+        # Each alias adds what it stands for as JSON: '"xxxx"' is 6 bytes, '["xxxx","xxxx"]'
+        # 15, '{"k":"é"}' 10 (é is two bytes), '[1,null]' 8.
+        ('s: &s "xxxx"\nb: [*s, *s]\n', 12),
+        ('s: &s "xxxx"\np: &p [*s, *s]\nl: [*p, *p]\n', 12 + 30),
+        ("m: &m {k: é}\nl: [*m]\n", 10),
+        ("n: &n [1, null]\nl: [*n, *n, *n]\n", 24),
+        ('s: &s "xxxx"\nl: [{*s : 1}, {*s : 2}]\n', 12),
+    ],
+)
+def test_aliases_count_the_bytes_of_what_they_stand_for(text: str, added: int) -> None:
+    compose(text, Limits(alias_bytes=added))
+    with pytest.raises(YamlSyntaxError, match=f"more than {added - 1} bytes"):
+        compose(text, Limits(alias_bytes=added - 1))
+
+
 def test_caps_are_adjustable() -> None:
     bomb = "a: &a [1, 2, 3]\nb: [*a, *a, *a]\n"
     assert compose(bomb).data["b"] == [[1, 2, 3]] * 3
