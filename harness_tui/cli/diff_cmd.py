@@ -11,6 +11,7 @@ import click
 from ..engine.untrusted import shown, visible
 from .app import cli
 from .common import EXIT_FAILED, EXIT_OK, die, echo, echo_json, parse_payload, table_console
+from .completion import RUN
 
 if TYPE_CHECKING:
     from ..engine.diff import PlanDiff
@@ -30,8 +31,8 @@ def _is_export(spec: str) -> bool:
 
 
 @cli.command()
-@click.argument("old")
-@click.argument("new")
+@click.argument("old", type=RUN)
+@click.argument("new", type=RUN)
 @click.option("--payload", metavar="JSON|@FILE", help="Payload for both versions.")
 @click.option("--old-payload", metavar="JSON|@FILE", help="Payload for OLD.")
 @click.option("--new-payload", metavar="JSON|@FILE", help="Payload for NEW.")
