@@ -24,6 +24,7 @@ from .common import (
     payload_option,
     workers_option,
 )
+from .completion import WORKFLOW
 from .executor_opt import cluster_executor, executor_option
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 
 
 @cli.command()
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=WORKFLOW)
 @payload_option
 @click.option("--runs", "count", type=click.IntRange(2, 50), default=2, help="How many fresh runs.")
 @click.option("--against", type=click.Path(dir_okay=False), help="A run export to compare with.")
@@ -232,7 +233,7 @@ GOLDEN_KEYS = ("payload", "plan", "trace", "results")
 
 
 @cli.command()
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=WORKFLOW)
 @click.argument("golden_file", type=click.Path(dir_okay=False))
 @payload_option
 @click.option("--update", is_flag=True, help="Write the golden file instead of checking it.")

@@ -20,6 +20,7 @@ from .common import (
     parse_payload,
     table_console,
 )
+from .completion import RUN
 
 if TYPE_CHECKING:
     from ..engine.diff import PlanDiff
@@ -39,8 +40,8 @@ def _is_export(spec: str) -> bool:
 
 
 @cli.command()
-@click.argument("old")
-@click.argument("new")
+@click.argument("old", type=RUN)
+@click.argument("new", type=RUN)
 @click.option("--payload", metavar="JSON|@FILE", help="Payload for both versions.")
 @click.option("--old-payload", metavar="JSON|@FILE", help="Payload for OLD.")
 @click.option("--new-payload", metavar="JSON|@FILE", help="Payload for NEW.")

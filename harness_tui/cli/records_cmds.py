@@ -30,6 +30,7 @@ from .common import (
     table_console,
     workers_option,
 )
+from .completion import RUN_ID, WORKFLOW
 from .executor_opt import cluster_executor, executor_option
 
 if TYPE_CHECKING:
@@ -210,7 +211,7 @@ def _finish(live: LiveRun, quiet: bool, export_to: str | None, fmt: str, redact:
 
 
 @cli.command()
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=WORKFLOW)
 @payload_option
 @click.option("--export", "export_to", metavar="FILE|-", help="Write the run export here.")
 @format_option
@@ -441,7 +442,7 @@ def _runs_table(rows: list[dict[str, Any]], title: str) -> Table:
 
 
 @cli.command()
-@click.argument("run_id")
+@click.argument("run_id", type=RUN_ID)
 @click.argument("file", metavar="FILE|-")
 @format_option
 @redact_option
@@ -454,7 +455,7 @@ def export(run_id: str, file: str, fmt: str, redact: str, store_path: str | None
 
 
 @cli.command()
-@click.argument("run_id")
+@click.argument("run_id", type=RUN_ID)
 @store_option
 @click.option("--export", "export_to", metavar="FILE|-", help="Write the run export here.")
 @click.option(
@@ -496,7 +497,7 @@ def resume(
 
 
 @cli.command()
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=WORKFLOW)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def replay(file: str, as_json: bool) -> None:
     """Replay an exported run offline (no user code runs) and check it reproduces exactly."""

@@ -7,11 +7,12 @@ import click
 from ..engine.untrusted import shown
 from .app import cli
 from .common import die, echo, load_or_die
+from .completion import RUN
 from .records_cmds import _drive, _export_target, _finish, _open_store, store_option
 
 
 @cli.command()
-@click.argument("run", metavar="RUN.json|RUN_ID")
+@click.argument("run", metavar="RUN.json|RUN_ID", type=RUN)
 @click.option("--from", "task", required=True, metavar="TASK", help="The task to re-run from.")
 @click.option(
     "--workflow",

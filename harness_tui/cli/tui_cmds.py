@@ -6,6 +6,7 @@ import click
 
 from .app import cli
 from .common import payload_option, workers_option
+from .completion import WORKFLOW
 from .executor_opt import cluster_executor, executor_option
 
 
@@ -43,7 +44,7 @@ def open_workbench(
 
 
 @cli.command("open")
-@click.argument("file", required=False, type=click.Path(dir_okay=False))
+@click.argument("file", required=False, type=WORKFLOW)
 @payload_option
 @click.option("--store", "store_path", type=click.Path(dir_okay=False), help="The run store.")
 @click.option("--no-store", is_flag=True, help="Do not record live runs.")
@@ -70,7 +71,7 @@ def open_(
 
 
 @cli.command()
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=WORKFLOW)
 def show(file: str) -> None:
     """Open an exported run in replay mode: step through it, no user code runs."""
     open_workbench(file, None, replay=True)
