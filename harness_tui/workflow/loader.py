@@ -310,6 +310,7 @@ class _Builder:
                     when_source=task.when or "",
                 )
             )
+        nodes.extend(_stand_ins(tasks, specs))
         return nodes
 
     def _check_refs(self, specs: Mapping[str, TaskSpec | PlainTask]) -> None:
@@ -428,6 +429,19 @@ def _task_spec(raw: Any) -> TaskSpec | None:
         return TaskSpec.model_validate(raw)
     except ValidationError:
         return None
+
+
+def _stand_ins(tasks: Mapping[Any, Any], valid: Mapping[str, Any]) -> list[TaskNode]:
+    """A bare node for each task whose own fields are wrong (already reported), so the graph
+    check neither calls it an unknown dependency nor misses a cycle through it."""
+    nodes = []
+    for name, raw in tasks.items():
+        if name in valid or not isinstance(name, str):
+            continue
+        deps = raw.get("depends_on") if isinstance(raw, dict) else None
+        named = [dep for dep in deps if isinstance(dep, str)] if isinstance(deps, list) else []
+        nodes.append(TaskNode(name=name, depends_on=tuple(named)))
+    return nodes
 
 
 def _dotted(loc: tuple[Any, ...]) -> str:
