@@ -246,3 +246,37 @@ def test_a_damaged_golden_file_is_an_error_not_a_mismatch(
     pin.write_text(damage(pin.read_text()))
     code, (line,) = golden(tmp_path, str(pin))
     assert code == 2 and message in line and "--update" not in line
+
+
+def test_a_golden_mismatch_after_a_code_change_says_the_output_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = tmp_path / "golden_code.py"
+    module.write_text("def make(inputs):\n    return {'size': 1}\n")
+    (tmp_path / "shop.yaml").write_text(
+        "name: shop\ntasks:\n  make: {run: golden_code:make}\n"
+        "  ship: {run: builtin:merge, depends_on: [make]}\n"
+    )
+    pin = str(tmp_path / "golden.json")
+    assert golden(tmp_path, pin, "--update")[0] == 0
+    module.write_text("def make(inputs):\n    return {'size': 2}\n")
+    monkeypatch.delitem(__import__("sys").modules, "golden_code", raising=False)
+    code, (line,) = golden(tmp_path, pin)
+    assert code == 1
+    assert line == (
+        "golden mismatch: event 1: make: same inputs and spec, another output than the golden "
+        "file's: the task's code (or what it reads) changed since it was written "
+        '(output {"size": 1} -> {"size": 2})'
+    )
+    assert "non-deterministic" not in line
+
+
+def test_a_timeout_written_as_an_integer_is_the_same_spec(tmp_path: Path) -> None:
+    from harness_tui.engine.graph import TaskNode
+    from harness_tui.engine.spec import task_spec
+    from harness_tui.workflow.loader import parse_workflow
+
+    read = parse_workflow("name: t\ntasks:\n  a: {run: builtin:echo, timeout_seconds: 5}\n")
+    written = TaskNode("a", ref="builtin:echo", timeout_seconds=5)
+    assert json.dumps(task_spec(read.graph["a"])) == json.dumps(task_spec(written))
