@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import jmespath
 
 from ..engine.canonical import CanonicalError, check_json, payload_text
-from ..engine.graph import GraphError, OnFailure, TaskGraph, TaskNode, Trigger
+from ..engine.graph import NAME_PATTERN, GraphError, OnFailure, TaskGraph, TaskNode, Trigger
 from ..engine.spec import DEFAULT_ISOLATION, task_spec
 from ..engine.untrusted import quoted
 from .builtins import builtin_problem, jmespath_message
@@ -439,7 +439,12 @@ def _stand_ins(tasks: Mapping[Any, Any], valid: Mapping[str, Any]) -> list[TaskN
         if name in valid or not isinstance(name, str):
             continue
         deps = raw.get("depends_on") if isinstance(raw, dict) else None
-        named = [dep for dep in deps if isinstance(dep, str)] if isinstance(deps, list) else []
+        # A dependency that is no task name at all was reported as such: not again as unknown.
+        named = (
+            [d for d in deps if isinstance(d, str) and NAME_PATTERN.fullmatch(d)]
+            if isinstance(deps, list)
+            else []
+        )
         nodes.append(TaskNode(name=name, depends_on=tuple(named)))
     return nodes
 
