@@ -29,7 +29,7 @@ from .executors import Executor, SerialExecutor
 from .graph import OnFailure, TaskGraph, Trigger
 from .parallel import ParallelPool, executor_factory
 from .resume import ResumeError, restore
-from .scheduler import DeterministicScheduler, Plan, PlanStep
+from .scheduler import DeterministicScheduler, Plan, PlanStep, Scheduler, plan_with
 from .state import RunState, Snapshot
 from .step import StepRunner
 
@@ -83,7 +83,8 @@ class TaskOrchestrator:
     Args:
         graph: a validated task graph.
         scheduler: the scheduler to plan with (default: a :class:`DeterministicScheduler` over
-            ``graph``).
+            ``graph``); any object with the article's ``build_plan(payload)`` whose order is
+            a topological order of ``graph`` (see :func:`~.scheduler.plan_with`).
         executor: how attempts run (default: :class:`SerialExecutor`); one with an
             ``admit(graph)`` method is asked first whether it can run the graph's callables
             (it raises a :class:`~harness_tui.engine.errors.HarnessError` when not).
@@ -103,7 +104,7 @@ class TaskOrchestrator:
     def __init__(
         self,
         graph: TaskGraph,
-        scheduler: DeterministicScheduler | None = None,
+        scheduler: Scheduler | None = None,
         *,
         executor: Executor | None = None,
         clock: Clock | None = None,
@@ -120,11 +121,12 @@ class TaskOrchestrator:
         self.workers = workers
         self.log_limit = log_limit
         self.graph = graph
-        self.scheduler = scheduler if scheduler is not None else DeterministicScheduler(graph)
+        self.scheduler: Scheduler = (
+            scheduler if scheduler is not None else DeterministicScheduler(graph)
+        )
         self.executor: Executor = executor if executor is not None else SerialExecutor()
-        admit = getattr(self.executor, "admit", None)
-        if admit is not None:  # an executor that cannot run every callable says so now
-            admit(graph)
+        self._admitted = -1  # tasks of the graph the executor last admitted
+        self._admit()
         self.clock: Clock = clock if clock is not None else SystemClock()
         self.on_failure = OnFailure(on_failure)
         self.listeners: list[Listener] = list(listeners)
@@ -132,9 +134,22 @@ class TaskOrchestrator:
         # Canonical params per task: the graph is immutable, so once per orchestrator.
         self.params_texts: dict[str, str] = {}
 
+    def _admit(self) -> None:
+        """Ask an executor that cannot run every callable whether it can run these, again
+        when tasks were added since (the article's graph grows by ``add_task``)."""
+        if self._admitted == len(self.graph):
+            return
+        admit = getattr(self.executor, "admit", None)
+        if admit is not None:
+            admit(self.graph)
+        self._admitted = len(self.graph)
+
     def start(self, payload: Any, *, plan: Plan | None = None) -> Run:
         """Plan ``payload`` and return a :class:`Run` positioned before its first task."""
-        return Run(self, plan if plan is not None else self.scheduler.plan(payload))
+        self._admit()
+        return Run(
+            self, plan if plan is not None else plan_with(self.scheduler, self.graph, payload)
+        )
 
     def run(self, payload: Any) -> dict[str, Any]:
         """Run every task; return ``{"payload", "results", "trace"}`` (the article's call).
