@@ -8,6 +8,7 @@ pause) live in :class:`~harness_tui.engine.driver.Driver`, which every front end
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -157,7 +158,11 @@ class TaskOrchestrator:
         Raises:
             TaskFailedError: a task still failed after its retries (a ``RuntimeError``).
         """
-        return self.start(payload).run_to_end().outcome()
+        run = self.start(payload)
+        run.context.returned = {}  # results keep the key order tasks returned, as printed
+        result = run.run_to_end().outcome()
+        result["payload"] = loads(json.dumps(payload, ensure_ascii=False))
+        return result
 
     def resume(self, payload: Any, events: Sequence[TraceEvent], outputs: Mapping[str, str]) -> Run:
         """Rebuild a run from recorded events and outputs, ready to go on where it stopped.
@@ -417,6 +422,15 @@ class Run:
         """Committed outputs by task name, in plan order (fresh copies)."""
         return {name: commit.value() for name, commit in self.context.state.commits.items()}
 
+    def _results_as_returned(self) -> dict[str, Any]:
+        """:attr:`results`, each output's keys in the order its task returned them when the
+        run kept that order (the article's ``run()``); canonical encodings stay sorted."""
+        returned = self.context.returned
+        if not returned:
+            return self.results
+        commits = self.context.state.commits
+        return {name: loads(returned.get(name) or commit.text) for name, commit in commits.items()}
+
     def canonical_trace(self) -> list[dict[str, Any]]:
         """The canonical trace as JSON objects."""
         return self.context.state.canonical_trace()
@@ -443,14 +457,16 @@ class Run:
         Raises:
             TaskFailedError: the run did not succeed; names the first task that failed.
         """
-        result = {"payload": self.payload, "results": self.results, "trace": self.canonical_trace()}
+        result = {"payload": self.payload, "results": self._results_as_returned(),
+                  "trace": self.canonical_trace()}  # fmt: skip
         if self.status is RunStatus.SUCCEEDED:
             return result
         if self.status is not RunStatus.FAILED:  # stopped by the user, or never finished
             raise TaskFailedError.stopped(self.status.value, result)
         failed = next(e for e in self.final_events() if e.status in RUN_FAILING_STATUSES)
         error = failed.error or {"type": str(failed.status), "message": ""}
-        raise TaskFailedError(failed.task, failed.attempt, dict(error), result)
+        cause = self.context.exceptions.get(failed.task)
+        raise TaskFailedError(failed.task, failed.attempt, dict(error), result) from cause
 
     # -- internals --------------------------------------------------------------------------
 

@@ -4,6 +4,7 @@ a fixed interval, timeouts, the fallback, and committing the output."""
 from __future__ import annotations
 
 import hashlib
+import json
 
 from .canonical import CanonicalError, check_json, digest_text, loads
 from .context import RunContext
@@ -196,6 +197,9 @@ class StepRunner:
                     error={"type": "OutputNotJSON", "message": str(exc)},
                 ).status
             out_digest = digest_text(text)
+            returned = self._context.returned
+            if returned is not None and text[0] in "[{":
+                returned[node.name] = json.dumps(outcome.value, ensure_ascii=False)
             # The commit happens before the event so listeners see the output with its event.
             self._context.commit(node.name, text, out_digest)
             return self._emit(step, success, attempt, started, None, None, out_digest).status
@@ -218,6 +222,8 @@ class StepRunner:
                 started_at=started,
                 error=outcome.error or {"type": "Cancelled", "message": "stopped by the user"},
             ).status
+        if outcome.exception is not None:
+            self._context.exceptions[node.name] = outcome.exception
         return self._emit(
             step,
             Status.FAILED,

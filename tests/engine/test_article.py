@@ -278,3 +278,34 @@ def test_the_harness_scheduler_and_orchestrator_are_stable_objects() -> None:
     assert orchestrator.run({"user_id": "u001"})["results"] == {
         "extract_user_info": {"user_id": "u001"}
     }
+
+
+def test_the_final_failures_cause_is_the_tasks_exception() -> None:
+    raised = ValueError("no quota service")
+
+    def broken(inputs: dict[str, Any]) -> None:
+        raise raised
+
+    for workers in (1, 2):
+        harness = Harness(workers=workers)
+        harness.register(TaskNode("broken", broken, max_retries=1))
+        with pytest.raises(RuntimeError) as caught:
+            harness.run({})
+        assert caught.value.__cause__ is raised
+
+
+def test_the_article_run_keeps_the_key_order_tasks_returned() -> None:
+    def unsorted(inputs: dict[str, Any]) -> dict[str, Any]:
+        return {"zeta": 1, "alpha": {"y": 2, "b": [{"k": 1, "c": 2}]}}
+
+    for workers in (1, 2):
+        harness = Harness(workers=workers)
+        harness.register(TaskNode("t", unsorted))
+        result = harness.run({"user_id": "u001", "a": 1})
+        output = result["results"]["t"]
+        assert repr(output) == repr(unsorted({}))  # printed as the task returned it
+        assert list(result["payload"]) == ["user_id", "a"]
+    # Canonical encodings stay sorted: the run's output text and digests.
+    run = harness.orchestrator.start({"user_id": "u001"}).run_to_end()
+    assert run.output_text("t") == '{"alpha":{"b":[{"c":2,"k":1}],"y":2},"zeta":1}'
+    assert list(run.results["t"]) == ["alpha", "zeta"]
