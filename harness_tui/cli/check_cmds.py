@@ -219,13 +219,16 @@ def _fresh_records(
 def _live_record(
     workflow: Workflow, payload: Any, workers: int = 1, executor: Executor | None = None
 ) -> RunRecord:
+    from ..engine.capture import descriptors
     from ..engine.orchestrator import TaskOrchestrator
     from ..records.export import RunRecord
 
     orchestrator = TaskOrchestrator(
         workflow.graph, executor=executor, on_failure=workflow.on_failure, workers=workers
     )
-    return RunRecord.from_run(orchestrator.start(payload).run_to_end(), workflow)
+    with descriptors():  # what tasks write to descriptors 1 and 2 is their log, not our stdout
+        run = orchestrator.start(payload).run_to_end()
+    return RunRecord.from_run(run, workflow)
 
 
 GOLDEN_KEYS = ("payload", "plan", "trace", "results")

@@ -7,9 +7,11 @@ import hashlib
 import json
 
 from .canonical import CanonicalError, check_json, digest_text, loads
+from .capture import LogBuffer, attempt_began, attempt_ended
+from .clock import Clock
 from .context import RunContext
 from .events import OUTPUT_STATUSES, Status
-from .executors import AttemptCall, Outcome
+from .executors import AttemptCall, Executor, Outcome
 from .graph import TaskNode, Trigger
 from .inputs import ResultsView, TaskInputs
 from .scheduler import PlanStep
@@ -17,6 +19,17 @@ from .scheduler import PlanStep
 __all__ = ["StepRunner"]
 
 _new_tuple = tuple.__new__
+
+
+def _execute(executor: Executor, call: AttemptCall, clock: Clock, log: LogBuffer | None) -> Outcome:
+    """Run one attempt; while it runs, what is written to descriptors 1 and 2 is its log."""
+    if log is None:
+        return executor.execute(call, clock)
+    attempt_began(log)
+    try:
+        return executor.execute(call, clock)
+    finally:
+        attempt_ended(log)
 
 
 class StepRunner:
@@ -124,7 +137,7 @@ class StepRunner:
                     AttemptCall,
                     (node.name, attempt, "task", fn, inputs, node.timeout_seconds, log),
                 )
-                outcome = executor.execute(call, clock)
+                outcome = _execute(executor, call, clock, log)
                 if log is not None:
                     context.end_log(log)
             final = self._record(step, node, attempt, outcome, started, Status.SUCCEEDED)
@@ -149,7 +162,7 @@ class StepRunner:
             None,
             log,
         )
-        outcome = context.executor.execute(call, context.clock)
+        outcome = _execute(context.executor, call, context.clock, log)
         if log is not None:
             context.end_log(log)
         return self._record(step, node, attempt, outcome, started, Status.FALLBACK)
