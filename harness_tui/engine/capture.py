@@ -311,7 +311,7 @@ def attempt_ended(buffer: LogBuffer) -> None:
             _in_flight.remove(buffer)
 
 
-def _route(text: str, fd: int) -> None:
+def _route(text: str) -> None:
     """Descriptor output to the one attempt in flight, else the unattributed buffer, else
     (no run yet) the real standard error."""
     with _flight_lock:
@@ -329,32 +329,28 @@ def _route(text: str, fd: int) -> None:
 
 
 class _Descriptors:
-    """Pipes in place of descriptors 1 and 2, a reader thread for each."""
+    """One pipe in place of descriptors 1 and 2 (they interleave as a terminal shows them,
+    and an attempt's end costs one read to drain), and a thread that reads it."""
 
     def __init__(self) -> None:
         self.saved: dict[int, int] = {}
-        self.reads: dict[int, int] = {}  # pipe read end -> the descriptor it stands for
-        self.decoders = {fd: codecs.getincrementaldecoder("utf-8")("backslashreplace")
-                         for fd in (1, 2)}  # fmt: skip
+        self.read = -1
+        self.decoder = codecs.getincrementaldecoder("utf-8")("backslashreplace")
         self.read_lock = threading.Lock()
         self.swapped: list[tuple[Any, str, Any]] = []
-        self.threads: list[threading.Thread] = []
+        self.thread: threading.Thread | None = None
 
     def open(self) -> None:
+        read, write = os.pipe()
+        os.set_blocking(read, False)
         for fd in (1, 2):
             self.saved[fd] = os.dup(fd)
-            read, write = os.pipe()
-            os.set_blocking(read, False)
             os.dup2(write, fd)
-            os.close(write)
-            self.reads[read] = fd
+        os.close(write)
+        self.read = read
         self._swap_streams()
-        for read in self.reads:
-            thread = threading.Thread(
-                target=self._pump, args=(read,), name="harness-descriptor", daemon=True
-            )
-            _original_start(thread)  # not attributed to any attempt
-            self.threads.append(thread)
+        self.thread = threading.Thread(target=self._pump, name="harness-descriptors", daemon=True)
+        _original_start(self.thread)  # not attributed to any attempt
 
     def _swap_streams(self) -> None:
         """Python's streams on descriptors 1 and 2 write to the saved real ones instead."""
@@ -383,35 +379,31 @@ class _Descriptors:
             self.swapped.append((owner, attribute, real))
             setattr(owner, attribute, made[fd])
 
-    def _pump(self, read: int) -> None:
+    def _pump(self) -> None:
+        read = self.read
         while True:
             with contextlib.suppress(OSError, ValueError):
                 select.select([read], [], [])
-            if not self._read(read):
+            if not self.drain():
                 break
         with contextlib.suppress(OSError):
             os.close(read)
 
-    def _read(self, read: int) -> bool:
-        """Route what ``read`` holds now; False at its end (every writer closed it)."""
-        fd = self.reads[read]
+    def drain(self) -> bool:
+        """Route what the pipe holds now; False at its end (every writer closed it)."""
         with self.read_lock:
             while True:
                 try:
-                    data = os.read(read, 65536)
+                    data = os.read(self.read, 65536)
                 except BlockingIOError:
                     return True
                 except OSError:
                     return False
                 if not data:
                     return False
-                text = self.decoders[fd].decode(data)
+                text = self.decoder.decode(data)
                 if text:
-                    _route(text, fd)
-
-    def drain(self) -> None:
-        for read in list(self.reads):
-            self._read(read)
+                    _route(text)
 
     def close(self) -> None:
         for owner, attribute, real in reversed(self.swapped):
@@ -421,8 +413,8 @@ class _Descriptors:
         for fd, saved in self.saved.items():
             os.dup2(saved, fd)  # closes our pipe's write end there
             os.close(saved)
-        for thread in self.threads:
-            thread.join(timeout=1.0)  # a child still holding a pipe keeps its reader going
+        if self.thread is not None:
+            self.thread.join(timeout=1.0)  # a child still holding the pipe keeps it reading
 
 
 @contextlib.contextmanager
