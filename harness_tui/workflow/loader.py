@@ -17,7 +17,15 @@ from typing import TYPE_CHECKING, Any
 import jmespath
 
 from ..engine.canonical import CanonicalError, check_json, payload_text
-from ..engine.graph import NAME_PATTERN, GraphError, OnFailure, TaskGraph, TaskNode, Trigger
+from ..engine.graph import (
+    NAME_PATTERN,
+    Expression,
+    GraphError,
+    OnFailure,
+    TaskGraph,
+    TaskNode,
+    Trigger,
+)
 from ..engine.spec import DEFAULT_ISOLATION, task_spec
 from ..engine.untrusted import quoted
 from .builtins import builtin_problem, jmespath_message
@@ -396,7 +404,7 @@ class _Specs(Mapping[str, Mapping[str, Any]]):
         return len(self._graph.nodes)
 
 
-class Condition:
+class Condition(Expression):
     """A compiled ``when:`` expression: truthy per JMESPath (false, null and empty are false)."""
 
     __slots__ = ("compiled", "source")

@@ -280,3 +280,28 @@ def test_a_timeout_written_as_an_integer_is_the_same_spec(tmp_path: Path) -> Non
     read = parse_workflow("name: t\ntasks:\n  a: {run: builtin:echo, timeout_seconds: 5}\n")
     written = TaskNode("a", ref="builtin:echo", timeout_seconds=5)
     assert json.dumps(task_spec(read.graph["a"])) == json.dumps(task_spec(written))
+
+
+def test_the_python_user_profile_matches_the_yaml_ones_golden_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(Path(__file__).resolve().parents[2] / "workflows")
+    pin = str(tmp_path / "golden.json")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["golden", "user_profile.yaml", pin, "--update"]).exit_code == 0
+    result = runner.invoke(cli, ["golden", "user_profile.py:build_harness", pin])
+    assert (result.exit_code, result.stdout) == (
+        0,
+        f"ok: user_profile.py:build_harness matches {pin}\n",
+    )
+
+
+def test_a_condition_written_in_python_reads_as_in_a_file() -> None:
+    from harness_tui import HarnessError, TaskNode, condition
+    from harness_tui.engine.spec import task_spec
+
+    node = TaskNode("t", ref="builtin:echo", when=condition("payload.go"))
+    assert task_spec(node)["when"] == "payload.go"
+    assert node.when is not None and node.when({"payload": {"go": 1}, "results": {}})
+    with pytest.raises(HarnessError, match="invalid JMESPath in 'when'"):
+        condition("payload.[")
