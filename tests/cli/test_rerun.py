@@ -211,3 +211,24 @@ def test_rerun_finds_the_code_in_the_recorded_folder(
     monkeypatch.chdir(elsewhere)
     code, _, err = harness("rerun", str(bad), "--from", "transform", "--no-store")
     assert code == 1 and f"task code from {folder}\n" in err
+
+
+def test_the_workbenchs_rerun_finds_the_code_beside_the_opened_export(
+    folder: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness_tui.tui.session import open_session
+
+    monkeypatch.chdir(folder)
+    assert harness("run", "fk.yaml", "--no-store", "-q", "--export", "bad.json")[0] == 1
+    sys.modules.pop(MODULE, None)
+    monkeypatch.chdir(tmp_path_factory.mktemp("elsewhere"))
+    monkeypatch.setenv("FIXED", "1")
+    session = open_session(str(folder / "bad.json"))
+    session.live.drive()  # the replay, stepped to its end (no code runs)
+    fork = session.rerun_from("transform")  # F on the selected task
+    assert fork.code_folder == folder
+    session.live.drive()
+    assert session.live.run.status.value == "succeeded"
+    assert calls() == ["transform", "load"]
+    again = session.rerun_from("load")  # the new run's record names no export: found again
+    assert again.code_folder == folder
