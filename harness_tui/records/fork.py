@@ -100,7 +100,9 @@ def plan_fork(
         raise ForkError(f"{name}: a redacted export cannot be re-run (its outputs were replaced)")
     recorded = record.workflow
     if workflow is not None:
-        target, folder = workflow, _code_folder(workflow, [("given", _folder_of(workflow))])
+        places = [("in the folder of --workflow", _folder_of(workflow))]
+        hint = "put it beside that workflow, or install it"
+        target, folder = workflow, _code_folder(workflow, places, hint)
     else:
         places = _places(recorded, export_path)
         if code_folder is not None:
@@ -173,7 +175,10 @@ def _installed(module: str) -> bool:
         return False
 
 
-def _code_folder(workflow: Workflow, places: list[_Place]) -> Path | None:
+_HINT = "give --workflow FILE to name the workflow whose folder holds it"
+
+
+def _code_folder(workflow: Workflow, places: list[_Place], hint: str = _HINT) -> Path | None:
     """The first place that holds every module the workflow's references name (None when
     they are all installed, or there are none).
 
@@ -194,8 +199,7 @@ def _code_folder(workflow: Workflow, places: list[_Place]) -> Path | None:
         for how, folder in places
     )
     raise ForkError(
-        f"cannot find module {module!r} (task {modules[module]!r}): looked {looked}; "
-        "give --workflow FILE to name the workflow whose folder holds it"
+        f"cannot find module {module!r} (task {modules[module]!r}): looked {looked}; {hint}"
     )
 
 

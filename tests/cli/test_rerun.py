@@ -196,6 +196,13 @@ def test_rerun_names_where_it_looked_for_the_code_and_takes_workflow(
         f"in the recorded folder ({elsewhere}); give --workflow FILE to name the workflow "
         "whose folder holds it\n"
     )
+    copy = elsewhere / "fk.yaml"
+    copy.write_text((folder / "fk.yaml").read_text())
+    code, _, err = harness("rerun", "bad.json", "--from", "transform", "--workflow", str(copy),
+                           "--no-store")  # fmt: skip
+    assert (code, err) == (2, f"error: cannot find module '{MODULE}' (task 'fetch'): looked in "
+                              f"the folder of --workflow ({elsewhere}); put it beside that "
+                              "workflow, or install it\n")  # fmt: skip
     workflow = str(folder / "fk.yaml")
     code, _, err = harness("rerun", "bad.json", "--from", "transform", "--workflow", workflow,
                            "--no-store")  # fmt: skip
