@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from .records.replay import replay
     from .records.store import RunStore
     from .workflow.errors import WorkflowError
+    from .workflow.expressions import condition
     from .workflow.loader import Workflow, load_workflow, parse_workflow
 
 __version__ = "0.1.0"
@@ -102,6 +103,7 @@ _LAZY = {
     "replay": ".records.replay",
     "RunStore": ".records.store",
     "WorkflowError": ".workflow.errors",
+    "condition": ".workflow.expressions",
     "Workflow": ".workflow.loader",
     "load_workflow": ".workflow.loader",
     "parse_workflow": ".workflow.loader",
@@ -149,6 +151,7 @@ __all__ = [
     "__version__",
     "canonical_json",
     "compute_task_id",
+    "condition",
     "debug",
     "digest",
     "load_workflow",

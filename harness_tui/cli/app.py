@@ -109,7 +109,12 @@ def cli(ctx: click.Context) -> None:
 
 @cli.command()
 @click.argument("files", nargs=-1, required=True, type=WORKFLOW)
-def validate(files: tuple[str, ...]) -> None:
+@click.option(
+    "--imports",
+    is_flag=True,
+    help="Also import every run: and fallback: reference (this runs the modules' code).",
+)
+def validate(files: tuple[str, ...], imports: bool) -> None:
     """Check workflow files; print 'ok' or every problem as file:line:col: message."""
     from ..workflow.errors import WorkflowError
     from ..workflow.sources import is_python_ref, load_any
@@ -127,6 +132,15 @@ def validate(files: tuple[str, ...]) -> None:
         if not is_python_ref(path):
             for line, column, message in yaml11_differences(workflow.source):
                 echo_error_line(f"{shown(path)}:{line}:{column}: warning: {message}")
+        if imports:
+            from ..workflow.imports import import_problems
+
+            failed = import_problems(workflow)
+            for problem in failed:
+                echo_error_line(str(problem))
+            if failed:
+                bad = True
+                continue
         count = len(workflow.graph)
         echo(f"ok: {shown(path)} ({count} task{'s' * (count != 1)})")
     sys.exit(EXIT_INVALID if bad else 0)

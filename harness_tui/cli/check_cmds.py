@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -219,13 +220,16 @@ def _fresh_records(
 def _live_record(
     workflow: Workflow, payload: Any, workers: int = 1, executor: Executor | None = None
 ) -> RunRecord:
+    from ..engine.capture import descriptors
     from ..engine.orchestrator import TaskOrchestrator
     from ..records.export import RunRecord
 
     orchestrator = TaskOrchestrator(
         workflow.graph, executor=executor, on_failure=workflow.on_failure, workers=workers
     )
-    return RunRecord.from_run(orchestrator.start(payload).run_to_end(), workflow)
+    with descriptors():  # what tasks write to descriptors 1 and 2 is their log, not our stdout
+        run = orchestrator.start(payload).run_to_end()
+    return RunRecord.from_run(run, workflow)
 
 
 GOLDEN_KEYS = ("payload", "plan", "trace", "results")
@@ -282,13 +286,35 @@ def _golden_mismatch(expected: dict[str, Any], document: dict[str, Any], golden_
     if first is not None and parts:
         parts.append(f"the trace differs from event {first.seq} (task {first.task})")
     elif first is not None:
-        by_task = task_diff(pinned, live)
+        outputs = [_outputs(expected), _outputs(document)]
+        by_task = [
+            replace(d, cause=_SINCE_PINNED.get(d.kind, d.cause))
+            for d in task_diff(pinned, live, *outputs)
+        ]
         where = by_task[0].describe(sides=("the golden file", "this run")) if by_task else ""
         parts.append(f"event {first.seq}: {where or first.describe()}")
     if not parts:
         keys = [k for k in GOLDEN_KEYS if expected.get(k) != document[k]]
         parts.append(f"in {', '.join(keys)}")
     return "; then ".join(parts)
+
+
+# A pin is compared with today's code: the same inputs giving another result is a change in
+# the code (or in what it reads) since the pin, not evidence of non-determinism.
+_SINCE_PINNED = {
+    "output": "same inputs and spec, another output than the golden file's: the task's code "
+    "(or what it reads) changed since it was written",
+    "status": "same inputs and spec, another outcome than the golden file's: the task's code "
+    "(or what it reads) changed since it was written",
+}
+
+
+def _outputs(document: dict[str, Any]) -> dict[str, str]:
+    """Each task's output as JSON text, to quote the small ones."""
+    results = document.get("results")
+    if not isinstance(results, dict):
+        return {}
+    return {str(task): json.dumps(value, sort_keys=True) for task, value in results.items()}
 
 
 def _where(path: str) -> str:

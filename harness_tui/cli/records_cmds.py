@@ -13,6 +13,7 @@ from typing import IO, TYPE_CHECKING, Any, NoReturn
 
 import click
 
+from ..engine.capture import descriptors
 from ..engine.untrusted import shown, visible
 from .app import cli
 from .common import (
@@ -291,7 +292,7 @@ def _drive(live: LiveRun, quiet: bool, show_logs: bool = False) -> None:
     if lines is not None:
         live.run.add_log_listener(lines)
     try:
-        with _stdout_kept_clean(), _ctrl_c_stops(live):
+        with _stdout_kept_clean(), descriptors(), _ctrl_c_stops(live):
             for _ in range(_STOPS + 1):
                 try:
                     _drive_with_progress(live, quiet or show_logs)

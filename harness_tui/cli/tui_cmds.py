@@ -20,6 +20,7 @@ def open_workbench(
     executor_spec: str = "threads",
 ) -> None:
     """Start the app (imports Textual, about 0.3 s, only when the UI is wanted)."""
+    from ..engine.capture import descriptors
     from ..records.store import default_store_path
     from ..tui.app import create_app
     from ..workflow.payload import parse_payload
@@ -27,20 +28,22 @@ def open_workbench(
     parsed = None if payload is None else parse_payload(payload, "--payload")
     store = None if no_store or replay else str(store_path or default_store_path())
     executor, workers = cluster_executor(executor_spec, workers)
-    app = create_app(
-        file,
-        payload=parsed,
-        replay=replay,
-        store_path=store,
-        strict=True,
-        workers=workers,
-        executor=executor,
-    )
-    try:
-        app.run()
-    finally:
-        if app.store is not None:
-            app.store.close()  # checkpoints the write-ahead log: no -wal/-shm files left
+    # Before the app exists: Textual keeps the streams it finds, which must be the real ones.
+    with descriptors():
+        app = create_app(
+            file,
+            payload=parsed,
+            replay=replay,
+            store_path=store,
+            strict=True,
+            workers=workers,
+            executor=executor,
+        )
+        try:
+            app.run()
+        finally:
+            if app.store is not None:
+                app.store.close()  # checkpoints the write-ahead log: no -wal/-shm files left
 
 
 @cli.command("open")

@@ -45,9 +45,9 @@ class RunContext:
     """
 
     __slots__ = (
-        "_now", "_params_texts", "_wall", "cancelled", "clock", "executor", "graph",
-        "listener_errors", "listeners", "log_limit", "log_listeners", "logs", "payload_digest",
-        "payload_text", "plan", "state", "unattributed", "worker",
+        "_now", "_params_texts", "_wall", "cancelled", "clock", "exceptions", "executor",
+        "graph", "listener_errors", "listeners", "log_limit", "log_listeners", "logs",
+        "payload_digest", "payload_text", "plan", "returned", "state", "unattributed", "worker",
     )  # fmt: skip
 
     def __init__(
@@ -66,6 +66,11 @@ class RunContext:
         self.executor = executor
         self.listeners = listeners
         self.state = RunState()
+        # Each task's last exception raised in this process: beside the trace, never in it.
+        self.exceptions: dict[str, BaseException] = {}
+        # The article's run() prints outputs with the keys in the order tasks returned them:
+        # their JSON in that order, kept only when asked (None), never in a digest.
+        self.returned: dict[str, str] | None = None
         self.payload_text = plan.payload_text
         self.payload_digest = digest_text(check_json(loads(plan.payload_text)))
         self.cancelled = threading.Event()

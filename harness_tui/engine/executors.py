@@ -55,6 +55,8 @@ class Outcome(NamedTuple):
         traceback: formatted traceback of an error (kept out of the canonical trace).
         worker: which worker ran the attempt when the executor knows better than the run
             (a Dask worker's number); None: the pool worker that asked.
+        exception: what an in-process task raised (for the article's ``run()``, whose
+            final error names it as its ``__cause__``); None where it ran elsewhere.
     """
 
     kind: str
@@ -62,6 +64,7 @@ class Outcome(NamedTuple):
     error: dict[str, str] | None = None
     traceback: str | None = None
     worker: int | None = None
+    exception: BaseException | None = None
 
 
 class AttemptCall(NamedTuple):
@@ -130,13 +133,13 @@ def _call(fn: Callable[[Mapping[str, Any]], Any], inputs: Mapping[str, Any]) -> 
     the trace: ``SystemExit`` and a bare ``BaseException`` too. Ctrl+C (``KeyboardInterrupt``)
     stops the run instead, and a timeout's own exception goes on to the timer's owner."""
     try:
-        return _tuple_new(Outcome, ("ok", fn(inputs), None, None, None))
+        return _tuple_new(Outcome, ("ok", fn(inputs), None, None, None, None))
     except _AttemptTimeout:
         raise
     except KeyboardInterrupt:
         return INTERRUPTED
     except BaseException as exc:
-        return Outcome("error", error=error_of(exc), traceback=traceback_of(exc))
+        return Outcome("error", error=error_of(exc), traceback=traceback_of(exc), exception=exc)
 
 
 class _Job:

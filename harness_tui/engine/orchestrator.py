@@ -8,6 +8,7 @@ pause) live in :class:`~harness_tui.engine.driver.Driver`, which every front end
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -29,7 +30,7 @@ from .executors import Executor, SerialExecutor
 from .graph import OnFailure, TaskGraph, Trigger
 from .parallel import ParallelPool, executor_factory
 from .resume import ResumeError, restore
-from .scheduler import DeterministicScheduler, Plan, PlanStep
+from .scheduler import DeterministicScheduler, Plan, PlanStep, Scheduler, plan_with
 from .state import RunState, Snapshot
 from .step import StepRunner
 
@@ -83,7 +84,8 @@ class TaskOrchestrator:
     Args:
         graph: a validated task graph.
         scheduler: the scheduler to plan with (default: a :class:`DeterministicScheduler` over
-            ``graph``).
+            ``graph``); any object with the article's ``build_plan(payload)`` whose order is
+            a topological order of ``graph`` (see :func:`~.scheduler.plan_with`).
         executor: how attempts run (default: :class:`SerialExecutor`); one with an
             ``admit(graph)`` method is asked first whether it can run the graph's callables
             (it raises a :class:`~harness_tui.engine.errors.HarnessError` when not).
@@ -103,7 +105,7 @@ class TaskOrchestrator:
     def __init__(
         self,
         graph: TaskGraph,
-        scheduler: DeterministicScheduler | None = None,
+        scheduler: Scheduler | None = None,
         *,
         executor: Executor | None = None,
         clock: Clock | None = None,
@@ -120,11 +122,12 @@ class TaskOrchestrator:
         self.workers = workers
         self.log_limit = log_limit
         self.graph = graph
-        self.scheduler = scheduler if scheduler is not None else DeterministicScheduler(graph)
+        self.scheduler: Scheduler = (
+            scheduler if scheduler is not None else DeterministicScheduler(graph)
+        )
         self.executor: Executor = executor if executor is not None else SerialExecutor()
-        admit = getattr(self.executor, "admit", None)
-        if admit is not None:  # an executor that cannot run every callable says so now
-            admit(graph)
+        self._admitted = -1  # tasks of the graph the executor last admitted
+        self._admit()
         self.clock: Clock = clock if clock is not None else SystemClock()
         self.on_failure = OnFailure(on_failure)
         self.listeners: list[Listener] = list(listeners)
@@ -132,9 +135,22 @@ class TaskOrchestrator:
         # Canonical params per task: the graph is immutable, so once per orchestrator.
         self.params_texts: dict[str, str] = {}
 
+    def _admit(self) -> None:
+        """Ask an executor that cannot run every callable whether it can run these, again
+        when tasks were added since (the article's graph grows by ``add_task``)."""
+        if self._admitted == len(self.graph):
+            return
+        admit = getattr(self.executor, "admit", None)
+        if admit is not None:
+            admit(self.graph)
+        self._admitted = len(self.graph)
+
     def start(self, payload: Any, *, plan: Plan | None = None) -> Run:
         """Plan ``payload`` and return a :class:`Run` positioned before its first task."""
-        return Run(self, plan if plan is not None else self.scheduler.plan(payload))
+        self._admit()
+        return Run(
+            self, plan if plan is not None else plan_with(self.scheduler, self.graph, payload)
+        )
 
     def run(self, payload: Any) -> dict[str, Any]:
         """Run every task; return ``{"payload", "results", "trace"}`` (the article's call).
@@ -142,7 +158,11 @@ class TaskOrchestrator:
         Raises:
             TaskFailedError: a task still failed after its retries (a ``RuntimeError``).
         """
-        return self.start(payload).run_to_end().outcome()
+        run = self.start(payload)
+        run.context.returned = {}  # results keep the key order tasks returned, as printed
+        result = run.run_to_end().outcome()
+        result["payload"] = loads(json.dumps(payload, ensure_ascii=False))
+        return result
 
     def resume(self, payload: Any, events: Sequence[TraceEvent], outputs: Mapping[str, str]) -> Run:
         """Rebuild a run from recorded events and outputs, ready to go on where it stopped.
@@ -402,6 +422,15 @@ class Run:
         """Committed outputs by task name, in plan order (fresh copies)."""
         return {name: commit.value() for name, commit in self.context.state.commits.items()}
 
+    def _results_as_returned(self) -> dict[str, Any]:
+        """:attr:`results`, each output's keys in the order its task returned them when the
+        run kept that order (the article's ``run()``); canonical encodings stay sorted."""
+        returned = self.context.returned
+        if not returned:
+            return self.results
+        commits = self.context.state.commits
+        return {name: loads(returned.get(name) or commit.text) for name, commit in commits.items()}
+
     def canonical_trace(self) -> list[dict[str, Any]]:
         """The canonical trace as JSON objects."""
         return self.context.state.canonical_trace()
@@ -428,14 +457,16 @@ class Run:
         Raises:
             TaskFailedError: the run did not succeed; names the first task that failed.
         """
-        result = {"payload": self.payload, "results": self.results, "trace": self.canonical_trace()}
+        result = {"payload": self.payload, "results": self._results_as_returned(),
+                  "trace": self.canonical_trace()}  # fmt: skip
         if self.status is RunStatus.SUCCEEDED:
             return result
         if self.status is not RunStatus.FAILED:  # stopped by the user, or never finished
             raise TaskFailedError.stopped(self.status.value, result)
         failed = next(e for e in self.final_events() if e.status in RUN_FAILING_STATUSES)
         error = failed.error or {"type": str(failed.status), "message": ""}
-        raise TaskFailedError(failed.task, failed.attempt, dict(error), result)
+        cause = self.context.exceptions.get(failed.task)
+        raise TaskFailedError(failed.task, failed.attempt, dict(error), result) from cause
 
     # -- internals --------------------------------------------------------------------------
 

@@ -4,11 +4,14 @@ a fixed interval, timeouts, the fallback, and committing the output."""
 from __future__ import annotations
 
 import hashlib
+import json
 
 from .canonical import CanonicalError, check_json, digest_text, loads
+from .capture import LogBuffer, attempt_began, attempt_ended
+from .clock import Clock
 from .context import RunContext
 from .events import OUTPUT_STATUSES, Status
-from .executors import AttemptCall, Outcome
+from .executors import AttemptCall, Executor, Outcome
 from .graph import TaskNode, Trigger
 from .inputs import ResultsView, TaskInputs
 from .scheduler import PlanStep
@@ -16,6 +19,17 @@ from .scheduler import PlanStep
 __all__ = ["StepRunner"]
 
 _new_tuple = tuple.__new__
+
+
+def _execute(executor: Executor, call: AttemptCall, clock: Clock, log: LogBuffer | None) -> Outcome:
+    """Run one attempt; while it runs, what is written to descriptors 1 and 2 is its log."""
+    if log is None:
+        return executor.execute(call, clock)
+    attempt_began(log)
+    try:
+        return executor.execute(call, clock)
+    finally:
+        attempt_ended(log)
 
 
 class StepRunner:
@@ -123,7 +137,7 @@ class StepRunner:
                     AttemptCall,
                     (node.name, attempt, "task", fn, inputs, node.timeout_seconds, log),
                 )
-                outcome = executor.execute(call, clock)
+                outcome = _execute(executor, call, clock, log)
                 if log is not None:
                     context.end_log(log)
             final = self._record(step, node, attempt, outcome, started, Status.SUCCEEDED)
@@ -148,7 +162,7 @@ class StepRunner:
             None,
             log,
         )
-        outcome = context.executor.execute(call, context.clock)
+        outcome = _execute(context.executor, call, context.clock, log)
         if log is not None:
             context.end_log(log)
         return self._record(step, node, attempt, outcome, started, Status.FALLBACK)
@@ -196,6 +210,9 @@ class StepRunner:
                     error={"type": "OutputNotJSON", "message": str(exc)},
                 ).status
             out_digest = digest_text(text)
+            returned = self._context.returned
+            if returned is not None and text[0] in "[{":
+                returned[node.name] = json.dumps(outcome.value, ensure_ascii=False)
             # The commit happens before the event so listeners see the output with its event.
             self._context.commit(node.name, text, out_digest)
             return self._emit(step, success, attempt, started, None, None, out_digest).status
@@ -218,6 +235,8 @@ class StepRunner:
                 started_at=started,
                 error=outcome.error or {"type": "Cancelled", "message": "stopped by the user"},
             ).status
+        if outcome.exception is not None:
+            self._context.exceptions[node.name] = outcome.exception
         return self._emit(
             step,
             Status.FAILED,

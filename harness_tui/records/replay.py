@@ -101,7 +101,8 @@ def replay_run(record: RunRecord) -> Run:
         # Before format 1.1 a stop cancelled the all_done cleanups too (DESIGN.md).
         cleanups_on_stop=record.document["format_version"] != "1.0",
     )
-    plan = record.plan if record.redacted else None
+    # A custom scheduler's order is the record's; a redacted payload's task ids are too.
+    plan = record.plan if record.redacted or record.scheduler is not None else None
     runs.append(orchestrator.start(record.payload, plan=plan))
     # The run-level log has no place in the trace: it is shown from the start.
     runs[0].load_logs({k: v for k, v in record.logs.items() if k == UNATTRIBUTED})

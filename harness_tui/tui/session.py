@@ -72,6 +72,7 @@ class Session:
         self._idle.set()
         self.live = self._new_live()
         self._routing: Routing | None = None
+        self.code_folder: Path | None = None  # where a re-run found the task code
 
     # -- identity ---------------------------------------------------------------------------
 
@@ -241,7 +242,9 @@ class Session:
         Raises:
             RecordError: ``task`` is unknown, or the record cannot be re-run.
         """
-        fork = plan_fork(self.export_record(), task)
+        opened = self.source_path or None  # an export's code is looked for beside it
+        fork = plan_fork(self.export_record(), task, None, opened, self.code_folder)
+        self.code_folder = fork.code_folder or self.code_folder
         self.live.abandon()
         self.record = None
         self.view_seq, self.delivered = None, 0

@@ -127,7 +127,8 @@ def _scalar(event: Any, limits: Limits) -> Any:
         raise _fail(
             event, f"a value has {len(value):,} characters; the limit is {limits.string_chars:,}"
         )
-    if event.implicit[0]:  # plain and untagged: resolved by the core schema
+    # libyaml marks `! 12` implicit too, but the non-specific tag `!` makes it a string.
+    if event.implicit[0] and event.tag is None:  # plain and untagged: the core schema
         if value and value[0] not in _MAYBE_NUMBER and value not in _WORDS:
             return value
         return _number(value, limits, event)
@@ -213,9 +214,10 @@ def _parser(text: str) -> Iterator[Callable[[], Any]]:
     """The event stream of ``text`` as a ``get_event`` function; parser errors inside the
     ``with`` block become :class:`YamlSyntaxError` with a position."""
     loader = None
+    text, restore = _hide_breaks(text)
     try:
         loader = _Loader(text)  # PyYAML's own reader checks every character here
-        yield loader.get_event
+        yield loader.get_event if restore is None else _restoring(loader.get_event, restore)
     except UnicodeEncodeError as exc:  # a lone surrogate, from JSON text such as "\\ud800"
         line, column = _offset_position(text, exc.start, in_bytes=False)
         code = ord(text[exc.start])
@@ -238,6 +240,32 @@ def _parser(text: str) -> Iterator[Callable[[], Any]]:
     finally:
         if loader is not None:
             loader.dispose()
+
+
+# YAML 1.1 (and so libyaml) breaks lines at NEL, LS and PS; YAML 1.2 reads them as content.
+_BREAKS_1_1 = "\x85\u2028\u2029"
+
+
+def _hide_breaks(text: str) -> tuple[str, dict[int, str] | None]:
+    """``text`` with each YAML 1.1-only line break swapped for a private-use character the
+    text does not hold, and the table to swap them back (None when there are none)."""
+    if not any(char in text for char in _BREAKS_1_1):
+        return text, None
+    spare = (chr(code) for code in range(0xE000, 0xF900) if chr(code) not in text)
+    hide = {ord(char): next(spare, char) for char in _BREAKS_1_1}
+    return text.translate(hide), {ord(stand_in): chr(code) for code, stand_in in hide.items()}
+
+
+def _restoring(get_event: Callable[[], Any], restore: dict[int, str]) -> Callable[[], Any]:
+    """``get_event`` with the characters :func:`_hide_breaks` hid put back into scalars."""
+
+    def get() -> Any:
+        event = get_event()
+        if type(event) is yaml.ScalarEvent:
+            event.value = event.value.translate(restore)
+        return event
+
+    return get
 
 
 def _events(text: str) -> Iterator[Any]:
@@ -364,6 +392,13 @@ class _Reader:
             self.documents += 1
             if self.documents > 1:
                 raise _fail(event, "a workflow file holds one YAML document, not several")
+            version = event.version
+            if version is not None and tuple(version) != (1, 2):
+                raise _fail(
+                    event,
+                    f"%YAML {version[0]}.{version[1]}: files are read as YAML 1.2 only; "
+                    "remove the directive or write %YAML 1.2",
+                )
         return 0
 
     def open(self, event: Any, is_map: bool, count: int) -> None:

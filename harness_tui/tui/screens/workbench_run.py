@@ -109,7 +109,7 @@ class RunControl(Screen[None]):
         folder = Path(self.session.workflow.path).parent
         question = (
             f"Re-running from {task} runs task code: the modules this export names, imported "
-            f"from {folder} and your Python path. Run it?"
+            f"from beside the export, else from {folder}, and your Python path. Run it?"
         )
         self.app.push_screen(ConfirmModal(question, "Run the code"), answered)
 
@@ -125,7 +125,8 @@ class RunControl(Screen[None]):
         self._show_session()
         kept = len(fork.kept)
         keeps = "1 task keeps what it" if kept == 1 else f"{kept} tasks keep what they"
-        self.notify(f"re-running from {task}: {keeps} did; step or continue")
+        found = f"; task code from {fork.code_folder}" if fork.code_folder is not None else ""
+        self.notify(f"re-running from {task}: {keeps} did{found}; step or continue")
         return False
 
     def _replace_run(self, name: str, start: Callable[[], bool]) -> None:
