@@ -62,13 +62,13 @@ async def press_and_check(presses: list[tuple[str, float]]) -> None:
             await pilot.pause()
         screen = workbench(app)
         for _ in range(200):  # a continue may still be on its way to the end
-            if not screen._run_active:
+            if not screen.controller.driving:
                 break
             await pilot.pause(0.02)
         await settle(pilot)
         session = screen.session
         assert session is not None
-        assert not screen._run_active and not session.live.driver.busy
+        assert not screen.controller.driving and not session.live.driver.busy
         events = session.run.events
         assert not events or events[-1].status is not Status.RUNNING
         assert session.delivered == len(events)  # the screen shows every recorded event
