@@ -83,7 +83,8 @@ class Action:
     Attributes:
         id: the stable kebab-case binding id (what ``keymap.json`` remaps).
         keys: the default keys, comma separated, in Textual's key names.
-        action: the action run (the screen's or app's ``action_<name>`` method).
+        action: the ``action_<action>`` method that does it, where its owner runs actions by
+            method (the app, a widget, the diff screen); the workbench maps ids to handlers.
         label: the short footer and F1 label.
         title: the command palette title, ``area: Verb`` ("" keeps it out of the palette).
         help: one sentence on what it does (palette, README).
