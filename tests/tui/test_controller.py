@@ -10,10 +10,13 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from harness_tui.engine.clock import FakeClock
 from harness_tui.engine.driver import StopReason
 from harness_tui.engine.events import RunStatus, Status, TraceEvent
 from harness_tui.tui.controller import (
+    Crashed,
     DriveStarted,
     EventsRecorded,
     Finished,
@@ -129,7 +132,12 @@ def test_steps_queue_behind_the_drive_and_run_one_at_a_time() -> None:
         assert controller.step() is Go.STARTED  # crunch: held by the gate
         assert controller.step() is Go.QUEUED
         restarted: list[bool] = []
-        assert controller.submit("restart", lambda: restarted.append(True) or False)
+
+        def restart() -> bool:
+            restarted.append(True)
+            return False
+
+        assert controller.submit("restart", restart)
         assert controller.pending() == 2 and controller.pending("step") == 1
         clock.gate.set()
         owner.until_drive_ends()  # crunch's step ends: the queued step starts at once
@@ -247,3 +255,27 @@ def test_the_controller_imports_no_textual() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr or "textual was imported"
+
+
+def test_a_drive_that_raises_ends_crashed_and_the_next_intent_still_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    owner = owner_of(USER_PROFILE)
+    session = owner.controller.session
+    assert session is not None
+
+    def broken(*, single: bool = False) -> None:
+        raise RuntimeError("a defect of ours")
+
+    monkeypatch.setattr(session.live, "drive", broken)
+    owner.controller.step()
+    ran: list[str] = []
+
+    def export() -> bool:
+        ran.append("export")
+        return False
+
+    assert owner.controller.submit("export", export)
+    end = owner.until_drive_ends()
+    assert isinstance(end, Crashed) and str(end.error) == "a defect of ours"
+    assert ran == ["export"] and not owner.controller.driving and not owner.controller.busy

@@ -40,7 +40,8 @@ def test_type_checking_blocks_only_import() -> None:
     offenders = []
     for path in sorted(TUI.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            guarded = isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING")
-            if guarded and not all(isinstance(s, IMPORTS) for s in node.body):
+            if not isinstance(node, ast.If) or not ast.unparse(node.test).endswith("TYPE_CHECKING"):
+                continue
+            if not all(isinstance(s, IMPORTS) for s in node.body):
                 offenders.append(f"{path.relative_to(TUI)}:{node.lineno}")
     assert offenders == []
