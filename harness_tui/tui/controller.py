@@ -8,8 +8,8 @@ posts each update to itself as one message and renders it; the controller decide
 - **Intents** (step, continue, restart, reload, payload changes, open, export...) queue behind
   the one in progress and start only when it is done, so a burst of key presses never puts
   two drives on one run, or restarts a run under a drive. An intent's ``start`` returns True
-  when it began work that ends later (a drive, a modal), which then calls :meth:`done` (a
-  drive does so through :meth:`drive_ended`).
+  when it began work that ends later (a drive, a modal), after which :meth:`done` is called
+  (for a drive, by the owner once it has shown the update that ends it).
 - **Signals** (pause, stop) act at once on the drive in progress and start nothing; they drop
   queued steps and continues, which would undo them.
 - **Hold and release**: with break on failure the drive holds at a failed attempt (an
