@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from functools import partial
 from pathlib import Path
 
 from textual.app import App, SystemCommand
@@ -19,6 +20,7 @@ from ..workflow.payload import Payload
 from .actions import GLOBAL, Action, bindings
 from .modals.help import HelpModal
 from .sanitize import shorten, shown, visible
+from .screens.acting import ActingScreen
 from .screens.workbench import WorkbenchScreen
 from .session import OpenError, Session, open_session
 
@@ -64,9 +66,20 @@ class HarnessApp(App[None]):
 
     def on_mount(self) -> None:
         self._load_keymap()
-        self.push_screen(WorkbenchScreen(self.session, self.open_error))
+        self.push_screen(WorkbenchScreen(self.session, self.open_error, self._open))
         if self.store_problem:
             self.notify(self.store_problem, title="Run store", severity="warning")
+
+    def _open(self, path: str, payload: Payload | None) -> Session:
+        """Open a file with this app's clock, run store, workers and executor."""
+        return open_session(
+            path,
+            payload,
+            clock=self.clock,
+            store=self.store,
+            workers=self.run_workers,
+            executor=self.run_executor,
+        )
 
     def notify(
         self,
@@ -122,11 +135,16 @@ class HarnessApp(App[None]):
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        # Palette commands call the very actions the keys call.
-        for action in getattr(screen, "ACTIONS", ()):
+        if not isinstance(screen, ActingScreen):
+            return
+        # Palette commands run the very actions the keys run, and say why one cannot act now.
+        for action in screen.ACTIONS:
             if action.title:
+                reason = screen.why_not(action)
                 yield SystemCommand(
-                    action.title, action.help, getattr(screen, f"action_{action.action}")
+                    action.title,
+                    action.help if reason is None else f"{action.help} (not now: {reason})",
+                    partial(screen.act, action.id),
                 )
 
 
