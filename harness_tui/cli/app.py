@@ -14,6 +14,7 @@ import click
 from click.shell_completion import CompletionItem
 
 from .. import __version__
+from ..config import Config
 from ..engine.errors import HarnessError
 from ..engine.untrusted import quoted, shown
 from .common import (
@@ -28,6 +29,7 @@ from .common import (
     parse_payload,
     payload_option,
     table_console,
+    use_glyphs,
 )
 from .completion import WORKFLOW, complete_files
 
@@ -229,11 +231,15 @@ def main() -> None:
     # with the command, is tuned: a program that imports harness_tui keeps its own settings.
     gc.set_threshold(50_000, 1_000, 1_000)
     try:
+        settings = _settings(sys.argv[1:])
+        if settings is not None:
+            use_glyphs(settings.get("glyphs"))
         cli(
             standalone_mode=True,
             # The same variable however it was started (`python -m harness_tui` too).
             complete_var="_HARNESS_TUI_COMPLETE",
-            default_map=_option_defaults(sys.argv[1:]),
+            default_map=_option_defaults(settings),
+            obj=settings,  # the workbench reads its theme, glyphs and keymap from it
         )
     except KeyboardInterrupt:  # pragma: no cover - interactive
         echo("interrupted", err=True)
@@ -248,19 +254,25 @@ def main() -> None:
 _OPTION_OF = {"store": "store_path", "workers": "workers", "executor": "executor_spec"}
 
 
-def _option_defaults(argv: list[str]) -> dict[str, dict[str, object]]:
-    """Click's ``default_map``: each setting the user gave, as the default of the option it
-    names, for every command that has that option (an option given on the line still wins).
-    A broken config file stops every command with one line, except ``config``, which is how
-    the user finds and fixes it."""
+def _settings(argv: list[str]) -> Config | None:
+    """The user's settings (``config.toml``, ``HARNESS_TUI_<KEY>``). A broken config file
+    stops every command with one line, except ``config``, which is how the user finds and
+    fixes it (there: None)."""
     from ..config import ConfigError, load_config
 
     try:
-        settings = load_config()
+        return load_config()
     except ConfigError as exc:
         if argv[:1] == ["config"]:
-            return {}
+            return None
         exit_with_error(exc)
+
+
+def _option_defaults(settings: Config | None) -> dict[str, dict[str, object]]:
+    """Click's ``default_map``: each setting the user gave, as the default of the option it
+    names, for every command that has that option (an option given on the line still wins)."""
+    if settings is None:
+        return {}
     given = {param: settings.get(key) for key, param in _OPTION_OF.items() if settings.given(key)}
     if not given:
         return {}

@@ -5,12 +5,13 @@ from __future__ import annotations
 import functools
 import json
 import sys
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import IO, TYPE_CHECKING, Any, NoReturn, cast
 
 import click
 
 from ..engine.errors import HarnessError
 from ..engine.untrusted import json_visible, shorten, terminal_text, visible
+from ..tui.glyphs import to_ascii
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -21,6 +22,29 @@ if TYPE_CHECKING:
 EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
+_ascii_only = False  # see use_glyphs
+
+
+def use_glyphs(glyphs: str) -> None:
+    """Decide, once at start-up, whether what the commands print keeps its glyphs
+    (``"unicode"``) or shows their ASCII stand-ins (``"ascii"``, from ``config.toml``)."""
+    global _ascii_only
+    _ascii_only = glyphs == "ascii"
+
+
+class _AsciiStream:
+    """A text stream that writes every glyph as its ASCII stand-in (Rich's tables and bars)."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return int(self._stream.write(to_ascii(text)))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
 # One line of an error never runs longer than this, whatever value it quotes.
 ERROR_LINE_LIMIT = 2_000
 
@@ -28,7 +52,8 @@ ERROR_LINE_LIMIT = 2_000
 def echo(text: str, err: bool = False, nl: bool = True) -> None:
     """The one way the commands print text: untrusted values inside it (task names, errors,
     file names, logs) cannot drive the terminal, whatever path they took to get here."""
-    click.echo(terminal_text(text), err=err, nl=nl)
+    text = terminal_text(text)
+    click.echo(to_ascii(text) if _ascii_only else text, err=err, nl=nl)
 
 
 def echo_json(value: Any, err: bool = False, sort_keys: bool = False) -> None:
@@ -105,9 +130,10 @@ def table_console(stderr: bool = False) -> Console:
     stream = sys.stderr if stderr else sys.stdout
     # Markup and emoji codes off: lines and cells hold data (`[/]` in a value is text, not a
     # closing tag; `:x:` stays three characters).
+    file = cast("IO[str]", _AsciiStream(stream)) if _ascii_only else None
     if stream.isatty():
-        return console_class(markup=False, emoji=False, stderr=stderr)
-    return console_class(width=10_000, markup=False, emoji=False, stderr=stderr)
+        return console_class(markup=False, emoji=False, stderr=stderr, file=file)
+    return console_class(width=10_000, markup=False, emoji=False, stderr=stderr, file=file)
 
 
 def data_table(*headers: str, **options: Any) -> Table:

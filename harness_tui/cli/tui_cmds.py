@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
+from ..config import Config, state_path
 from .app import cli
 from .common import payload_option, workers_option
 from .completion import WORKFLOW
@@ -23,11 +26,23 @@ def open_workbench(
     from ..engine.capture import descriptors
     from ..records.store import default_store_path
     from ..tui.app import create_app
+    from ..tui.preferences import Preferences
     from ..workflow.payload import parse_payload
 
     parsed = None if payload is None else parse_payload(payload, "--payload")
     store = None if no_store or replay else str(store_path or default_store_path())
     executor, workers = cluster_executor(executor_spec, workers)
+    settings = click.get_current_context().find_root().obj  # config.toml, see cli.app.main
+    preferences = (
+        Preferences(
+            theme=settings.get("theme"),
+            glyphs=settings.get("glyphs"),
+            keymap=None if settings.get("keymap") is None else Path(settings.get("keymap")),
+            state=state_path(),
+        )
+        if isinstance(settings, Config)
+        else Preferences(state=state_path())
+    )
     # Before the app exists: Textual keeps the streams it finds, which must be the real ones.
     with descriptors():
         app = create_app(
@@ -38,6 +53,7 @@ def open_workbench(
             strict=True,
             workers=workers,
             executor=executor,
+            preferences=preferences,
         )
         try:
             app.run()

@@ -41,19 +41,6 @@ _NAMED = {
     "⏪": "<",
     "…": "~",
     "•": "*",
-    # Block elements: bars, scrollbars and the half-cell edges of Textual's borders.
-    "█": "#",
-    "▌": "|",
-    "▐": "|",
-    "░": ":",
-    "▒": "%",
-    "▓": "#",
-    "▁": "_",
-    "▂": "_",
-    "▃": "_",
-    "▄": "_",
-    "▔": "-",
-    "▀": "-",
 }
 
 
@@ -69,10 +56,22 @@ def _box(char: str) -> str:
     return "+"
 
 
+def _block(char: str) -> str:
+    """A block element's ASCII shape: thin edges as lines (the half-cell edges of Textual's
+    borders, ``▁▔▎▊``), anything with body (bars, scrollbar thumbs, shades) as ``#``."""
+    name = unicodedata.name(char, "")
+    if name.startswith(("LOWER ONE EIGHTH", "LOWER ONE QUARTER")):
+        return "_"
+    if name.startswith(("UPPER ONE EIGHTH", "UPPER HALF")):
+        return "-"
+    if name.startswith(("LEFT", "RIGHT")) and "SEVEN" not in name:
+        return "|"
+    return "#"
+
+
 def _table() -> dict[int, str]:
     table = {ord(char): _box(char) for char in map(chr, range(0x2500, 0x2580))}
-    # Left and right eighth blocks (▏▎▍▋▊▉ ▕) are the vertical edges of Textual's borders.
-    table |= {code: "|" for code in range(0x2589, 0x2590)} | {0x2595: "|"}
+    table |= {ord(char): _block(char) for char in map(chr, range(0x2580, 0x25A0))}
     table |= {ord(char): ascii_char for char, ascii_char in _NAMED.items()}
     return table
 

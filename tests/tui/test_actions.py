@@ -11,11 +11,11 @@ from types import ModuleType
 
 import pytest
 
-from harness_tui.tui import app as app_module
 from harness_tui.tui.actions import DIFF, GLOBAL, INSPECTOR, NOTHING_OPEN, WORKBENCH, Action
 from harness_tui.tui.app import HarnessApp
 from harness_tui.tui.controller import WorkbenchState
 from harness_tui.tui.modals.help import HelpModal
+from harness_tui.tui.preferences import Preferences
 from harness_tui.tui.screens.diff import DiffScreen
 from harness_tui.tui.screens.workbench import WorkbenchScreen
 
@@ -71,12 +71,11 @@ def test_readme_key_tables_are_generated_from_the_table() -> None:
 
 
 async def test_a_key_remapped_in_keymap_json_runs_the_action_and_shows_in_help(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
     keymap = tmp_path / "keymap.json"
     keymap.write_text(json.dumps({"run-step": "j"}), encoding="utf-8")
-    monkeypatch.setattr(app_module, "keymap_path", lambda: keymap)
-    app = make_app(ROOT / "workflows/user_profile.yaml")
+    app = make_app(ROOT / "workflows/user_profile.yaml", preferences=Preferences(keymap=keymap))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("j")
         await settle(pilot)
