@@ -6,7 +6,7 @@ import click
 
 from .app import cli
 from .common import payload_option, workers_option
-from .executor_opt import cluster_executor, executor_option
+from .executor_opt import chosen_executor, executor_option
 
 
 def open_workbench(
@@ -25,7 +25,7 @@ def open_workbench(
 
     parsed = None if payload is None else parse_payload(payload, "--payload")
     store = None if no_store or replay else str(store_path or default_store_path())
-    executor, workers = cluster_executor(executor_spec, workers)
+    executor, workers = chosen_executor(executor_spec, workers)
     app = create_app(
         file,
         payload=parsed,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
+from .attempt import Executor, interrupt_here, refuse_unpicklable
 from .canonical import combine_digests, loads
 from .capture import DEFAULT_LOG_LIMIT, UNATTRIBUTED, AttemptLog, LogListener
 from .clock import Clock, SystemClock
@@ -25,9 +26,8 @@ from .events import (
     TraceEvent,
     ends_task,
 )
-from .executors import Executor, SerialExecutor
 from .graph import OnFailure, TaskGraph, Trigger
-from .parallel import ParallelPool, executor_factory
+from .parallel import ParallelPool
 from .resume import ResumeError, restore
 from .scheduler import DeterministicScheduler, Plan, PlanStep
 from .state import RunState, Snapshot
@@ -84,9 +84,9 @@ class TaskOrchestrator:
         graph: a validated task graph.
         scheduler: the scheduler to plan with (default: a :class:`DeterministicScheduler` over
             ``graph``).
-        executor: how attempts run (default: :class:`SerialExecutor`); one with an
-            ``admit(graph)`` method is asked first whether it can run the graph's callables
-            (it raises a :class:`~harness_tui.engine.errors.HarnessError` when not).
+        executor: where attempts run (default: here, in the thread that runs the task; see
+            docs/executors.md). One that pickles attempts refuses, here, a graph with a
+            callable it cannot send (an :class:`~harness_tui.engine.attempt.ExecutorError`).
         clock: where time comes from (default: :class:`SystemClock`).
         on_failure: ``stop`` or ``continue`` (see :class:`OnFailure`).
         listeners: called with every event as it happens.
@@ -121,10 +121,9 @@ class TaskOrchestrator:
         self.log_limit = log_limit
         self.graph = graph
         self.scheduler = scheduler if scheduler is not None else DeterministicScheduler(graph)
-        self.executor: Executor = executor if executor is not None else SerialExecutor()
-        admit = getattr(self.executor, "admit", None)
-        if admit is not None:  # an executor that cannot run every callable says so now
-            admit(graph)
+        self.executor: Executor = executor if executor is not None else Executor()
+        if self.executor.pickles:  # refused now, in one line, not at the first attempt
+            refuse_unpicklable(graph, self.executor.name or type(self.executor).__name__)
         self.clock: Clock = clock if clock is not None else SystemClock()
         self.on_failure = OnFailure(on_failure)
         self.listeners: list[Listener] = list(listeners)
@@ -332,11 +331,22 @@ class Run:
         recorded ``cancelled``, except ``all_done`` cleanups, which still run; a second stop
         cancels those too. Safe to call from another thread."""
         self._stops += 1
-        self.context.cancelled.set()
-        self.context.executor.cancel()
+        context = self.context
+        context.cancelled.set()
+        attempt = context.attempt
+        if attempt is not None:
+            attempt.cancel()
+            context.executor.cancel(attempt)
         pool = self._pool
         if pool is not None:
             pool.cancel(keep_cleanups=self.orchestrator.cleanups_on_stop and self._stops < 2)
+
+    def interrupt(self) -> None:
+        """Ctrl+C, from the main thread's SIGINT handler, after :meth:`cancel`: the executor
+        is told, and an attempt running on this very thread is interrupted by the
+        ``KeyboardInterrupt`` this raises (recorded ``cancelled``)."""
+        self.context.executor.interrupt()
+        interrupt_here()
 
     def in_flight(self) -> tuple[str, ...]:
         """With workers: the tasks running now ahead of their turn to retire (their events
@@ -449,9 +459,7 @@ class Run:
         if workers == 1:
             return self._runner.execute(step)
         if pool is None:
-            context = self.context
-            make = executor_factory(context.executor) or (lambda: context.executor)
-            pool = self._pool = ParallelPool(context, self._steps, step.index, workers, make)
+            pool = self._pool = ParallelPool(self.context, self._steps, step.index, workers)
         pool.hold(self._breakpoints)
         return pool.retire(step)
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import hashlib
 
+from .attempt import CANCELLED, ERROR, OK, TIMEOUT, Attempt, Outcome
 from .canonical import CanonicalError, check_json, digest_text, loads
 from .context import RunContext
 from .events import OUTPUT_STATUSES, Status
-from .executors import AttemptCall, Outcome
 from .graph import TaskNode, Trigger
 from .inputs import ResultsView, TaskInputs
 from .scheduler import PlanStep
@@ -98,6 +98,7 @@ class StepRunner:
         executor = context.executor
         clock = context.clock
         cancelled = context.cancelled
+        detach = context.detach
         input_digest = self._input_digest(node)
         attempts = node.max_retries + 1
         for attempt in range(1, attempts + 1):
@@ -110,7 +111,7 @@ class StepRunner:
             fn = node.fn
             if fn is None:
                 outcome = Outcome(
-                    "error",
+                    ERROR,
                     error={
                         "type": "MissingCallable",
                         "message": f"task {node.name!r} has no callable",
@@ -120,11 +121,18 @@ class StepRunner:
                 inputs = self._task_inputs(node, step, attempt)
                 log = context.new_log(node.name, attempt)
                 call = _new_tuple(
-                    AttemptCall,
-                    (node.name, attempt, "task", fn, inputs, node.timeout_seconds, log),
-                )
-                outcome = executor.execute(call, clock)
+                    Attempt,
+                    (node.name, attempt, "task", fn, inputs, node.timeout_seconds, log, clock,
+                     detach, False),
+                )  # fmt: skip
+                context.attempt = call
+                try:
+                    outcome = executor.run(call)
+                finally:
+                    context.attempt = None
                 if log is not None:
+                    if outcome.log is not None:  # it ran where this log could not see it
+                        log.load(outcome.log)
                     context.end_log(log)
             final = self._record(step, node, attempt, outcome, started, Status.SUCCEEDED)
             if final is not Status.FAILED and final is not Status.TIMED_OUT:
@@ -139,7 +147,7 @@ class StepRunner:
         context = self._context
         started = context.clock.now()
         log = context.new_log(node.name, attempt)
-        call = AttemptCall(
+        call = Attempt(
             node.name,
             attempt,
             "fallback",
@@ -147,9 +155,17 @@ class StepRunner:
             self._task_inputs(node, step, attempt),
             None,
             log,
+            context.clock,
+            context.detach,
         )
-        outcome = context.executor.execute(call, context.clock)
+        context.attempt = call
+        try:
+            outcome = context.executor.run(call)
+        finally:
+            context.attempt = None
         if log is not None:
+            if outcome.log is not None:
+                log.load(outcome.log)
             context.end_log(log)
         return self._record(step, node, attempt, outcome, started, Status.FALLBACK)
 
@@ -184,7 +200,7 @@ class StepRunner:
         success: Status,
     ) -> Status:
         kind = outcome.kind
-        if kind == "ok":
+        if kind == OK:
             try:
                 text = check_json(outcome.value, "$output")
             except CanonicalError as exc:
@@ -199,7 +215,7 @@ class StepRunner:
             # The commit happens before the event so listeners see the output with its event.
             self._context.commit(node.name, text, out_digest)
             return self._emit(step, success, attempt, started, None, None, out_digest).status
-        if kind == "timeout":
+        if kind == TIMEOUT:
             return self._emit(
                 step,
                 Status.TIMED_OUT,
@@ -210,7 +226,7 @@ class StepRunner:
                     "message": f"attempt exceeded {node.timeout_seconds:g} s",
                 },
             ).status
-        if kind == "cancelled":
+        if kind == CANCELLED:
             return self._emit(
                 step,
                 Status.CANCELLED,

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from ..engine.capture import UNATTRIBUTED
 from ..engine.driver import Driver
 from ..engine.events import Status, TraceEvent
-from ..engine.executors import RecordedExecutor
 from ..engine.orchestrator import Run, TaskOrchestrator
+from ..engine.recorded import RecordedExecutor
 from .divergence import TraceDiff, trace_diff
 from .export import RunRecord
 
