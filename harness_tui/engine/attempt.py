@@ -30,6 +30,7 @@ import signal
 import sys
 import sysconfig
 import threading
+import weakref
 from collections.abc import Callable, Iterator, Mapping
 from enum import StrEnum
 from pathlib import Path
@@ -533,6 +534,8 @@ def _run_in_worker(attempt: Attempt) -> Outcome:
     worker = here.worker
     if worker is None:
         worker = here.worker = _Worker()
+        # The helper ends with the thread that keeps it (a workbench run's thread, a pool's).
+        weakref.finalize(threading.current_thread(), worker.jobs.put, None).atexit = False
     _enter(job)
     worker.jobs.put(job)
     finished = clock.wait(job.done, attempt.timeout)
