@@ -3,55 +3,41 @@
 The orchestrator decides *what* runs and records *what happened*; an :class:`Executor`
 decides only *where and when* an :class:`Attempt` runs, and reports its :class:`Outcome`.
 Calling ``attempt()`` runs the task here, in the calling process, with its output captured
-and its timeout enforced; an executor that runs attempts elsewhere pickles the attempt (by
-reference: ``module:function`` and the inputs as JSON) and calls it there.
-
-Timeouts of an attempt run here, two ways:
-
-- ``signal`` (used automatically on the main thread where SIGALRM exists and nobody else owns
-  it): a one-shot interval timer interrupts the attempt with an exception that ``except
-  Exception`` in user code does not catch. The attempt really stops (unless it is blocked inside
-  C code that ignores signals), and it costs two system calls instead of a thread hand-off.
-- ``thread`` (everywhere else, and for every *detached* attempt: one a stop must reach even
-  without a timeout, as in a parallel run or the workbench): the attempt runs in a helper
-  thread that the calling thread keeps, and the caller stops waiting at the limit. Python
-  cannot kill a thread, so a timed-out call keeps running in the background until it returns;
-  its late result is discarded and the helper is replaced.
-
-Either way the attempt is also timed on its clock, so a task that sleeps through a
-:class:`~harness_tui.engine.clock.FakeClock` past its limit is timed out without real waiting.
+and its timeout enforced (:mod:`.here`); an executor that runs attempts elsewhere pickles the
+attempt (by reference: ``module:function`` and the inputs as JSON) and calls it there.
 """
 
 from __future__ import annotations
 
 import json
-import queue
-import signal
 import sys
 import sysconfig
 import threading
-import weakref
 from collections.abc import Callable, Iterator, Mapping
-from enum import StrEnum
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from .aio import is_async, run_coroutine
-from .capture import AttemptLog, LogBuffer, current, install
+from .capture import LogBuffer
 from .clock import Clock, SystemClock
 from .errors import HarnessError
-from .failures import error_of, traceback_of
 from .graph import TaskGraph
+from .here import cancel, close_here, interrupt_here, run_here
+from .outcome import CANCELLED, ERROR, INTERRUPTED, OK, TIMEOUT, Outcome, OutcomeKind
 from .untrusted import quoted
 
 __all__ = [
+    "CANCELLED",
+    "ERROR",
     "INTERRUPTED",
+    "OK",
+    "TIMEOUT",
     "Attempt",
     "Executor",
     "ExecutorError",
     "Outcome",
     "OutcomeKind",
     "PlainInputs",
+    "close_here",
     "interrupt_here",
     "reference_of",
     "refuse_unpicklable",
@@ -63,56 +49,6 @@ class ExecutorError(HarnessError):
     """An executor cannot be chosen or cannot run this run (one line says why)."""
 
 
-class OutcomeKind(StrEnum):
-    """How an attempt ended."""
-
-    OK = "ok"
-    """It returned :attr:`Outcome.value`."""
-    ERROR = "error"
-    """It raised (:attr:`Outcome.error`), or could not be run at all."""
-    TIMEOUT = "timeout"
-    """It exceeded its ``timeout`` and was stopped or abandoned."""
-    CANCELLED = "cancelled"
-    """The run was stopped while it ran (or Ctrl+C reached it)."""
-
-
-OK, ERROR, TIMEOUT, CANCELLED = OutcomeKind  # the hot path reads module names, not attributes
-
-
-class Outcome(NamedTuple):
-    """What one attempt produced. Picklable, so it can come back from another process.
-
-    Attributes:
-        kind: how it ended.
-        value: the returned value when :attr:`OutcomeKind.OK` (a JSON value; checked at commit).
-        error: ``{"type", "message"}`` when it failed or was cancelled (it enters the canonical
-            trace: no addresses, host names or times).
-        traceback: formatted traceback of an error (kept out of the canonical trace).
-        worker: which worker ran the attempt when the executor knows better than the run
-            (a cluster worker's number, from 1); None: the run's own thread or pool worker.
-        log: what the attempt printed when it ran where the run's log could not see it (an
-            attempt called in another process fills this in itself).
-    """
-
-    kind: OutcomeKind
-    value: Any = None
-    error: dict[str, str] | None = None
-    traceback: str | None = None
-    worker: int | None = None
-    log: AttemptLog | None = None
-
-
-INTERRUPTED = Outcome(
-    CANCELLED,
-    error={
-        "type": "KeyboardInterrupt",
-        "message": "interrupted (Ctrl+C, or the task raised KeyboardInterrupt)",
-    },
-)
-"""A ``KeyboardInterrupt`` in an attempt: the run stops as when the user stops it."""
-
-_TIMED_OUT = Outcome(TIMEOUT)
-_CANCELLED = Outcome(CANCELLED)
 _SYSTEM_CLOCK = SystemClock()
 
 
@@ -156,7 +92,7 @@ class Attempt(NamedTuple):
             detach: override :attr:`detach` (run in a helper thread that a stop can leave).
             timeouts: ``auto`` (signal where possible, else thread), ``signal`` or ``thread``.
         """
-        outcome = _run_here(self, self.detach if detach is None else detach, timeouts)
+        outcome = run_here(self, self.detach if detach is None else detach, timeouts)
         if self.away and self.log is not None:
             self.log.close()
             return outcome._replace(log=self.log.snapshot())
@@ -165,11 +101,7 @@ class Attempt(NamedTuple):
     def cancel(self) -> None:
         """Stop waiting for this attempt if it runs detached in this process (any thread may
         call it); it is then reported ``cancelled``. The engine calls it on a stop."""
-        with _lock:
-            job = _jobs.get(id(self))
-            if job is not None and job.attempt is self:
-                job.cancelled = True
-                job.done.set()
+        cancel(self)
 
     @property
     def reference(self) -> str | None:
@@ -344,251 +276,3 @@ class Executor:
     def option(self) -> str:
         """The ``--executor`` text that reaches this very executor from another process."""
         return self.name
-
-
-# -- running an attempt here -------------------------------------------------------------------
-
-
-def _captured(
-    fn: Callable[[Mapping[str, Any]], Any], inputs: Mapping[str, Any], log: LogBuffer | None
-) -> Outcome:
-    """:func:`_call` with the attempt's output going to ``log`` while it runs."""
-    if log is None:
-        return _call(fn, inputs)
-    install()
-    token = current.set(log)
-    try:
-        return _call(fn, inputs)
-    finally:  # also when the SIGALRM timeout unwinds through here
-        current.reset(token)
-
-
-_tuple_new = tuple.__new__
-
-
-def _call(fn: Callable[[Mapping[str, Any]], Any], inputs: Mapping[str, Any]) -> Outcome:
-    """The one place user code is called. Whatever the task raises is its failure, data for
-    the trace: ``SystemExit`` and a bare ``BaseException`` too. Ctrl+C (``KeyboardInterrupt``)
-    stops the run instead, and a timeout's own exception goes on to the timer's owner."""
-    try:
-        return _tuple_new(Outcome, (OK, fn(inputs), None, None, None, None))
-    except _AttemptTimeout:
-        raise
-    except KeyboardInterrupt:
-        return INTERRUPTED
-    except BaseException as exc:
-        return Outcome(ERROR, error=error_of(exc), traceback=traceback_of(exc))
-
-
-class _Job:
-    __slots__ = ("attempt", "cancelled", "done", "outcome")
-
-    def __init__(self, attempt: Attempt) -> None:
-        self.attempt = attempt
-        self.done = threading.Event()
-        self.outcome: Outcome | None = None
-        self.cancelled = False
-
-
-class _Worker:
-    """A daemon thread that runs jobs one by one until it is abandoned."""
-
-    def __init__(self) -> None:
-        self.jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
-        self.thread = threading.Thread(target=self._loop, name="harness-attempt", daemon=True)
-        self.thread.start()
-
-    def _loop(self) -> None:
-        while True:
-            job = self.jobs.get()
-            if job is None:
-                return
-            attempt = job.attempt
-            try:
-                outcome = _captured(attempt.fn, attempt.inputs, attempt.log)
-            except BaseException as exc:  # never leave the run waiting on a dead worker
-                outcome = Outcome(ERROR, error=error_of(exc))
-            if not job.cancelled:
-                job.outcome = outcome
-            job.done.set()
-
-
-class _Here(threading.local):
-    """Per calling thread: its helper thread, the detached job it waits for, and whether an
-    attempt runs on it right now."""
-
-    worker: _Worker | None = None
-    job: _Job | None = None
-    inline = False
-
-
-_here = _Here()
-_lock = threading.RLock()  # reentrant: Ctrl+C's handler cancels on a thread that may hold it
-_jobs: dict[int, _Job] = {}  # detached attempts running now, by id(attempt), for cancel()
-
-
-class _AttemptTimeout(BaseException):
-    """Raised by the SIGALRM handler; a BaseException so ``except Exception`` lets it through."""
-
-
-_REPEAT_SECONDS = 0.05
-"""After the first alarm the timer repeats, so a task that swallows the timeout's exception
-(``except BaseException``) and goes on is interrupted again, not waited for."""
-
-_alarm = {"armed": False}
-
-
-def _on_alarm(signum: int, frame: object) -> None:
-    if _alarm["armed"]:  # a late alarm after the attempt ended is ignored
-        raise _AttemptTimeout
-
-
-def _signal_timeouts_available() -> bool:
-    if (
-        not hasattr(signal, "setitimer")
-        or threading.current_thread() is not threading.main_thread()
-    ):
-        return False
-    handler = signal.getsignal(signal.SIGALRM)
-    return handler in (signal.SIG_DFL, _on_alarm)
-
-
-def _unblock_alarm() -> None:
-    """A task that blocked SIGALRM must not disable the timeouts of every later attempt (checked
-    only after a timeout: a system call per attempt would cost the hot path)."""
-    if signal.SIGALRM in signal.pthread_sigmask(signal.SIG_BLOCK, ()):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, (signal.SIGALRM,))
-
-
-_MODES = ("auto", "signal", "thread")
-
-
-def _run_here(attempt: Attempt, detach: bool, timeouts: str) -> Outcome:
-    """Run the attempt directly, under a signal timer, or in this thread's helper thread; an
-    ``async def`` task on the harness's event loop."""
-    if is_async(attempt.fn):
-        return _run_coroutine(attempt)
-    if attempt.timeout is None and not detach:
-        here = _here
-        here.inline = True
-        try:
-            return _captured(attempt.fn, attempt.inputs, attempt.log)
-        finally:
-            here.inline = False
-    if timeouts not in _MODES:
-        raise ValueError(f"timeouts must be auto, signal or thread, not {timeouts!r}")
-    if not detach and timeouts != "thread" and _signal_timeouts_available():
-        return _run_with_alarm(attempt)
-    if timeouts == "signal" and not detach:
-        raise RuntimeError("signal timeouts need the main thread and a free SIGALRM")
-    return _run_in_worker(attempt)
-
-
-def _run_with_alarm(attempt: Attempt) -> Outcome:
-    timeout = attempt.timeout
-    assert timeout is not None
-    clock = attempt.clock
-    started = clock.now()
-    if signal.getsignal(signal.SIGALRM) is not _on_alarm:
-        signal.signal(signal.SIGALRM, _on_alarm)
-    here = _here
-    here.inline = True
-    try:
-        _alarm["armed"] = True
-        signal.setitimer(signal.ITIMER_REAL, timeout, _REPEAT_SECONDS)
-        try:
-            outcome = _captured(attempt.fn, attempt.inputs, attempt.log)
-        finally:
-            _alarm["armed"] = False
-            signal.setitimer(signal.ITIMER_REAL, 0)
-    except _AttemptTimeout:
-        outcome = _TIMED_OUT
-    finally:
-        here.inline = False
-    if outcome is _TIMED_OUT or clock.now() - started > timeout:
-        _unblock_alarm()  # the task may have blocked SIGALRM (after the alarm came, too)
-        return _TIMED_OUT
-    return outcome
-
-
-def _enter(job: _Job) -> None:
-    with _lock:
-        _jobs[id(job.attempt)] = job
-        _here.job = job
-
-
-def _leave(job: _Job) -> bool:
-    """Forget the job; whether it was cancelled (no cancel can reach it after this)."""
-    with _lock:
-        if _jobs.get(id(job.attempt)) is job:
-            del _jobs[id(job.attempt)]
-        _here.job = None
-        return job.cancelled
-
-
-def _run_in_worker(attempt: Attempt) -> Outcome:
-    clock = attempt.clock
-    started = clock.now()
-    job = _Job(attempt)
-    here = _here
-    worker = here.worker
-    if worker is None:
-        worker = here.worker = _Worker()
-        # The helper ends with the thread that keeps it (a workbench run's thread, a pool's).
-        weakref.finalize(threading.current_thread(), worker.jobs.put, None).atexit = False
-    _enter(job)
-    worker.jobs.put(job)
-    finished = clock.wait(job.done, attempt.timeout)
-    cancelled = _leave(job)
-    if cancelled or not finished:
-        # The worker is still busy with this call: leave it behind and start afresh.
-        job.cancelled = True
-        worker.jobs.put(None)
-        here.worker = None
-    if cancelled and finished:
-        return _CANCELLED
-    if not finished:
-        return _TIMED_OUT
-    assert job.outcome is not None
-    if attempt.timeout is not None and clock.now() - started > attempt.timeout:
-        return _TIMED_OUT
-    return job.outcome
-
-
-def _run_coroutine(attempt: Attempt) -> Outcome:
-    """Await an ``async def`` attempt on the harness loop; a timeout or a stop cancels the
-    coroutine."""
-    clock = attempt.clock
-    started = clock.now()
-    job = _Job(attempt)
-    _enter(job)
-    future, outcome = run_coroutine(attempt.fn, attempt.inputs, attempt.log, job.done)
-    finished = clock.wait(job.done, attempt.timeout)
-    cancelled = _leave(job)
-    if cancelled or not finished:
-        future.cancel()
-        return _CANCELLED if cancelled else _TIMED_OUT
-    kind, value, error, trace = outcome()
-    if attempt.timeout is not None and clock.now() - started > attempt.timeout:
-        return _TIMED_OUT
-    return Outcome(OutcomeKind(kind), value, error, trace)
-
-
-def interrupt_here() -> None:
-    """Ctrl+C, from the main thread's SIGINT handler: an attempt running on this thread is
-    interrupted (``KeyboardInterrupt``, recorded ``cancelled``); one in its helper thread is
-    left, as by :meth:`Attempt.cancel`."""
-    here = _here
-    job = here.job
-    if job is not None:
-        job.attempt.cancel()
-    if here.inline:
-        raise KeyboardInterrupt
-
-
-def close_here() -> None:
-    """Let this thread's helper thread end once it is idle."""
-    here = _here
-    if here.worker is not None:
-        here.worker.jobs.put(None)
-        here.worker = None

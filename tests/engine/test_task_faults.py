@@ -48,7 +48,7 @@ def test_whatever_a_task_raises_is_its_failure(
     outcome = ThreadExecutor().run(call)
     assert (outcome.kind, outcome.error) == ("error", error)
     assert outcome.traceback is not None and "in task" in outcome.traceback
-    assert "attempt.py" not in outcome.traceback  # starts at the task's own frame
+    assert "here.py" not in outcome.traceback  # starts at the task's own frame
 
 
 def test_keyboard_interrupt_in_a_task_stops_instead_of_failing() -> None:
