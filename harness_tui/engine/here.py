@@ -4,9 +4,9 @@ enforced, a stop able to leave it (docs/executors.md).
 Timeouts, two ways:
 
 - ``signal`` (used automatically on the main thread where SIGALRM exists and nobody else owns
-  it): a timer interrupts the attempt with an exception that ``except Exception`` in user code
-  does not catch. The attempt really stops (unless it is blocked inside C code that ignores
-  signals).
+  it): the one SIGALRM timer of :mod:`.alarm` interrupts the attempt with an exception that
+  ``except Exception`` in user code does not catch. The attempt really stops (unless it is
+  blocked inside C code that ignores signals), and it costs no system call per attempt.
 - ``thread`` (everywhere else, and for every *detached* attempt: one a stop must reach even
   without a timeout, as in a parallel run or the workbench): the attempt runs in a helper
   thread that the calling thread keeps, and the caller stops waiting at the limit. Python
@@ -24,9 +24,12 @@ import signal
 import threading
 import weakref
 from collections.abc import Callable, Mapping
+from time import monotonic
 from typing import Any, Protocol
 
 from .aio import is_async, run_coroutine
+from .alarm import CallTimeout, arm_for, timer
+from .alarm import available as alarm_available
 from .capture import LogBuffer, current, install
 from .clock import Clock
 from .failures import error_of, traceback_of
@@ -77,7 +80,7 @@ def _call(fn: Callable[[Mapping[str, Any]], Any], inputs: Mapping[str, Any]) -> 
     stops the run instead, and a timeout's own exception goes on to the timer's owner."""
     try:
         return _tuple_new(Outcome, (OK, fn(inputs), None, None, None, None))
-    except _CallTimeout:
+    except CallTimeout:
         raise
     except KeyboardInterrupt:
         return INTERRUPTED
@@ -142,32 +145,6 @@ def cancel(call: Call) -> None:
             job.done.set()
 
 
-class _CallTimeout(BaseException):
-    """Raised by the SIGALRM handler; a BaseException so ``except Exception`` lets it through."""
-
-
-_REPEAT_SECONDS = 0.05
-"""After the first alarm the timer repeats, so a task that swallows the timeout's exception
-(``except BaseException``) and goes on is interrupted again, not waited for."""
-
-_alarm = {"armed": False}
-
-
-def _on_alarm(signum: int, frame: object) -> None:
-    if _alarm["armed"]:  # a late alarm after the attempt ended is ignored
-        raise _CallTimeout
-
-
-def _signal_timeouts_available() -> bool:
-    if (
-        not hasattr(signal, "setitimer")
-        or threading.current_thread() is not threading.main_thread()
-    ):
-        return False
-    handler = signal.getsignal(signal.SIGALRM)
-    return handler in (signal.SIG_DFL, _on_alarm)
-
-
 def _unblock_alarm() -> None:
     """A task that blocked SIGALRM must not disable the timeouts of every later attempt (checked
     only after a timeout: a system call per attempt would cost the hot path)."""
@@ -192,7 +169,7 @@ def run_here(attempt: Call, detach: bool, timeouts: str) -> Outcome:
             here.inline = False
     if timeouts not in _MODES:
         raise ValueError(f"timeouts must be auto, signal or thread, not {timeouts!r}")
-    if not detach and timeouts != "thread" and _signal_timeouts_available():
+    if not detach and timeouts != "thread" and alarm_available():
         return _run_with_alarm(attempt)
     if timeouts == "signal" and not detach:
         raise RuntimeError("signal timeouts need the main thread and a free SIGALRM")
@@ -204,19 +181,18 @@ def _run_with_alarm(attempt: Call) -> Outcome:
     assert timeout is not None
     clock = attempt.clock
     started = clock.now()
-    if signal.getsignal(signal.SIGALRM) is not _on_alarm:
-        signal.signal(signal.SIGALRM, _on_alarm)
+    deadline = monotonic() + timeout
     here = _here
     here.inline = True
     try:
-        _alarm["armed"] = True
-        signal.setitimer(signal.ITIMER_REAL, timeout, _REPEAT_SECONDS)
+        timer.deadline = deadline  # before arming: an alarm due now sees this attempt's
+        if timer.fires > deadline:
+            arm_for(deadline, timeout)
         try:
             outcome = _captured(attempt.fn, attempt.inputs, attempt.log)
         finally:
-            _alarm["armed"] = False
-            signal.setitimer(signal.ITIMER_REAL, 0)
-    except _CallTimeout:
+            timer.deadline = None  # the timer is left to lapse or serve the next attempt
+    except CallTimeout:
         outcome = _TIMED_OUT
     finally:
         here.inline = False

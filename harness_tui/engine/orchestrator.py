@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
+from . import alarm
 from .attempt import Executor, interrupt_here, refuse_unpicklable
 from .canonical import combine_digests, loads
 from .capture import DEFAULT_LOG_LIMIT, UNATTRIBUTED, AttemptLog, LogListener
@@ -190,6 +191,7 @@ class Run:
         self._pool: ParallelPool | None = None
         self._breakpoints: Collection[str] = ()
         self.workers = orchestrator.workers
+        alarm.prepare()  # timeouts on the main thread: the SIGALRM handler, once per run
 
     # -- identity and position --------------------------------------------------------------
 
@@ -399,6 +401,7 @@ class Run:
         if self._pool is not None:
             self._pool.close()
             self._pool = None
+        alarm.lapse()  # no stray alarm after the run
 
     def run_to_end(self) -> Run:
         """Execute every remaining task."""
