@@ -114,6 +114,9 @@ def test_an_attempt_pickles_by_reference_and_brings_its_log_back() -> None:
     assert run.results == {"double": 42}
     assert run.context.logs[("double", 1)].snapshot().text == "doubling\n"
     assert pickle.loads(pickle.dumps(Outcome(OutcomeKind.OK, 1))).kind is OutcomeKind.OK
+    closure = Attempt("t", 1, "task", lambda inputs: 1, {}, None)
+    with pytest.raises(ExecutorError, match="task 't': its callable"):
+        pickle.dumps(closure)
 
 
 def test_a_run_whose_tasks_cannot_be_pickled_is_refused_before_it_starts() -> None:
