@@ -191,6 +191,7 @@ class Run:
         self._pool: ParallelPool | None = None
         self._breakpoints: Collection[str] = ()
         self.workers = orchestrator.workers
+        self._stop_before: frozenset[int] = frozenset()
         alarm.prepare()  # timeouts on the main thread: the SIGALRM handler, once per run
 
     # -- identity and position --------------------------------------------------------------
@@ -350,6 +351,19 @@ class Run:
         self.context.executor.interrupt()
         interrupt_here()
 
+    def stop_before(self, positions: Collection[int]) -> None:
+        """Stop the run, as the user's stop does, just before each of these plan positions
+        where it would otherwise start the task: what a replay does where its record shows a
+        task cancelled before it started (the user stopped the run between two tasks)."""
+        self._stop_before = frozenset(positions)
+
+    def _would_start(self, step: PlanStep) -> bool:
+        """Whether :meth:`step` would start ``step``'s task rather than cancel it unstarted."""
+        if not (self._stopping or self.context.cancelled.is_set()):
+            return True
+        cleanups = self.orchestrator.cleanups_on_stop and self._stops < 2
+        return cleanups and self.graph.nodes[step.task].trigger is Trigger.ALL_DONE
+
     def in_flight(self) -> tuple[str, ...]:
         """With workers: the tasks running now ahead of their turn to retire (their events
         are not in the trace yet). Safe to call from another thread."""
@@ -367,6 +381,9 @@ class Run:
             return []
         events = self.context.state.events
         first = len(events)
+        cursor = self._cursor
+        if cursor in self._stop_before and self._would_start(self._steps[cursor]):
+            self.cancel()  # where a replayed run was stopped between two tasks
         self.status = RunStatus.RUNNING
         if self.context.cancelled.is_set() and not self._stopping:
             self._user_stopped = self._stopping = True  # stopped between two steps
