@@ -10,7 +10,7 @@ from ..config import Config, state_path
 from .app import cli
 from .common import payload_option, workers_option
 from .completion import WORKFLOW
-from .executor_opt import cluster_executor, executor_option
+from .executor_opt import chosen_executor, executor_option
 
 
 def open_workbench(
@@ -31,7 +31,7 @@ def open_workbench(
 
     parsed = None if payload is None else parse_payload(payload, "--payload")
     store = None if no_store or replay else str(store_path or default_store_path())
-    executor, workers = cluster_executor(executor_spec, workers)
+    executor, workers = chosen_executor(executor_spec, workers)
     settings = click.get_current_context().find_root().obj  # config.toml, see cli.app.main
     preferences = (
         Preferences(

@@ -15,8 +15,8 @@ from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.theme import Theme
 
+from ..engine.attempt import Executor
 from ..engine.clock import Clock
-from ..engine.executors import Executor
 from ..records.errors import RecordError
 from ..records.store import RunStore
 from ..workflow.payload import Payload
