@@ -55,10 +55,8 @@ async def footer_settled(pilot: Pilot[Any]) -> None:
     screen = workbench(pilot.app)  # type: ignore[arg-type]
     for _ in range(300):
         keys = list(screen.query(FooterKey))
-        if keys and all(
-            key.has_class("-disabled") == (screen.check_action(key.action, ()) is None)
-            for key in keys
-        ):
+        enabled = {binding.key: on for _, binding, on, _ in screen.active_bindings.values()}
+        if keys and all(key.has_class("-disabled") != enabled[key.key] for key in keys):
             return
         screen.refresh_bindings()  # a change it was told of while unfocused is not redrawn
         await pilot.pause(0.01)
@@ -98,7 +96,7 @@ async def test_pause_answers_at_once_while_a_task_runs() -> None:
             clock.gate.set()
             screen = workbench(app)
             for _ in range(300):
-                if not screen._run_active:
+                if not screen.controller.driving:
                     break
                 await pilot.pause(0.01)
             session = screen.session
