@@ -87,7 +87,7 @@ class ServeSettings:
     max_sessions: int = 1
 
 
-class _AppProcess(AppService):
+class AppProcess(AppService):
     """One app process per connection, started without a shell; its standard error is kept
     (bounded) for the server to report instead of being echoed raw; it never makes the
     browser open a URL (the workbench has none to open, and a request must not leave)."""
@@ -155,7 +155,7 @@ class Served:
         self.guard = guard
         self.on_error = on_error
         self.downloads = DownloadManager()
-        self.live: set[_AppProcess] = set()
+        self.live: set[AppProcess] = set()
         self.sessions = 0
         self.page = Template((_STATIC / "page.html").read_text(encoding="utf-8"))
         self.busy = Template((_STATIC / "busy.html").read_text(encoding="utf-8"))
@@ -242,7 +242,7 @@ class Served:
         await socket_.prepare(request)
         width = _size(request.query.get("width"), 80)
         height = _size(request.query.get("height"), 24)
-        app = _AppProcess(
+        app = AppProcess(
             self.settings.command,
             self.on_error,
             write_bytes=socket_.send_bytes,
@@ -286,7 +286,7 @@ class Served:
         await asyncio.gather(*(process.stop() for process in list(self.live)))
 
 
-async def _pump(socket_: web.WebSocketResponse, app: _AppProcess) -> None:
+async def _pump(socket_: web.WebSocketResponse, app: AppProcess) -> None:
     """The browser's messages to the app (textual-serve's envelope: keys, resize, focus)."""
     async for message in socket_:
         if message.type != web.WSMsgType.TEXT:

@@ -15,10 +15,17 @@ from pathlib import Path
 import aiohttp
 import pytest
 from aiohttp import web
+from textual_serve.download_manager import DownloadManager
 
 from harness_tui.serve.command import Target, app_command
 from harness_tui.serve.guard import Guard, default_hosts
-from harness_tui.serve.server import Served, ServeSettings, bind, create_web_app
+from harness_tui.serve.server import (
+    AppProcess,
+    Served,
+    ServeSettings,
+    bind,
+    create_web_app,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW = ROOT / "workflows" / "etl_fanout.yaml"
@@ -241,3 +248,29 @@ async def test_the_page_and_its_assets_need_nothing_from_the_network(
         assert any(url.endswith(".ttf") for url in seen)  # the font is served here
         async with http.get(server.base + "/static/", headers=server.cookie) as response:
             assert response.status == 404  # no directory listing, nothing but the assets
+
+
+async def test_the_app_cannot_make_the_browser_open_a_url() -> None:
+    sent: list[str] = []
+
+    async def write_str(text: str) -> None:
+        sent.append(text)
+
+    async def nothing(*args: object) -> None:
+        return None
+
+    app = AppProcess(
+        ("unused",),
+        lambda text: None,
+        write_bytes=nothing,
+        write_str=write_str,
+        close=nothing,
+        download_manager=DownloadManager(),
+    )
+    await app.on_meta(b'{"type": "open_url", "url": "https://example.org/", "new_tab": true}')
+    assert sent == []
+    await app.on_meta(
+        b'{"type": "deliver_file_start", "key": "k1", "path": "run.json", '
+        b'"open_method": "download", "mime_type": "application/json", "encoding": null}'
+    )
+    assert sent == ['["deliver_file_start", "k1"]']  # what downloads need still passes
