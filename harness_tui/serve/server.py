@@ -100,6 +100,7 @@ class AppProcess(AppService):
         self.on_error = on_error
         self._errors = bytearray()
         self._stderr_task: asyncio.Task[None] | None = None
+        self._stopping: asyncio.Future[None] | None = None
 
     async def _open_app_process(self, width: int = 80, height: int = 24) -> Any:
         environment = self._build_environment(width=width, height=height)
@@ -124,18 +125,29 @@ class AppProcess(AppService):
             self._errors += data[: max(room, 0)]
 
     async def stop(self) -> None:
-        try:
+        """Ask the app to quit, kill it if it will not, and reap it. Once, whoever asks (the
+        connection's end, the server's shutdown), and to the end even if the asker is
+        cancelled: no process outlives the server."""
+        if self._stopping is None:
+            self._stopping = asyncio.ensure_future(self._stop())
+        await asyncio.shield(self._stopping)
+
+    async def _stop(self) -> None:
+        process = self._process
+        with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(super().stop(), STOP_SECONDS)
-        except TimeoutError:
-            if self._process is not None and self._process.returncode is None:
-                self._process.kill()
+        if process is not None:
+            try:
+                await asyncio.wait_for(process.wait(), STOP_SECONDS)
+            except TimeoutError:
+                process.kill()
+                await process.wait()
         if self._stderr_task is not None:
-            task, self._stderr_task = self._stderr_task, None
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.wait_for(task, STOP_SECONDS)
-            code = None if self._process is None else self._process.returncode
-            if self._errors.strip() or code not in (None, 0):
-                self.on_error(self._errors.decode("utf-8", "replace"))
+            with contextlib.suppress(asyncio.CancelledError, TimeoutError):
+                await asyncio.wait_for(self._stderr_task, STOP_SECONDS)
+        code = None if process is None else process.returncode
+        if self._errors.strip() or code not in (None, 0):
+            self.on_error(self._errors.decode("utf-8", "replace"))
 
     async def on_meta(self, data: bytes) -> None:
         if b'"open_url"' not in data:
@@ -158,7 +170,6 @@ class Served:
         self.live: set[AppProcess] = set()
         self.sessions = 0
         self.page = Template((_STATIC / "page.html").read_text(encoding="utf-8"))
-        self.busy = Template((_STATIC / "busy.html").read_text(encoding="utf-8"))
 
     # -- the guard ----------------------------------------------------------------------------
 
@@ -202,19 +213,16 @@ class Served:
     async def index(self, request: web.Request) -> web.StreamResponse:
         if request.query_string:
             return _see_other()  # nothing from a link reaches the page's script
+        # No "busy" page here: on a reload the old tab's WebSocket closes only once this page
+        # has arrived; the WebSocket says busy (and the page then shows why it may have ended).
         host = request.headers["Host"]
-        title = html.escape(self.settings.title, quote=True)
-        if self.sessions >= self.settings.max_sessions:
-            text = self.busy.substitute(title=title, sessions=self.settings.max_sessions)
-            return self._html(text, host, status=503)
         text = self.page.substitute(
-            title=title, websocket=html.escape(f"ws://{host}/ws", quote=True), font_size=16
+            title=html.escape(self.settings.title, quote=True),
+            websocket=html.escape(f"ws://{host}/ws", quote=True),
+            font_size=16,
+            sessions=self.settings.max_sessions,
         )
-        return self._html(text, host)
-
-    @staticmethod
-    def _html(text: str, host: str, status: int = 200) -> web.Response:
-        response = web.Response(text=text, status=status, content_type="text/html")
+        response = web.Response(text=text, content_type="text/html")
         response.headers["Content-Security-Policy"] = content_policy(host)
         return response
 
@@ -228,36 +236,36 @@ class Served:
     # -- the app ------------------------------------------------------------------------------
 
     async def websocket(self, request: web.Request) -> web.StreamResponse:
-        """Runs one app for this connection, if there is room."""
+        """Runs one app for this connection, if there is room. The room is free again as soon
+        as the tab is gone, while its app is still quitting (a reload must find it free)."""
         if self.sessions >= self.settings.max_sessions:
             return _refuse(503, "busy: the workbench is open in another tab (--max-sessions)")
         self.sessions += 1
+        held = True
         try:
-            return await self._relay(request)
+            socket_ = web.WebSocketResponse(heartbeat=15, max_msg_size=1024 * 1024)
+            await socket_.prepare(request)
+            app = AppProcess(
+                self.settings.command,
+                self.on_error,
+                write_bytes=socket_.send_bytes,
+                write_str=socket_.send_str,
+                close=socket_.close,
+                download_manager=self.downloads,
+            )
+            self.live.add(app)
+            try:
+                width = _size(request.query.get("width"), 80)
+                await app.start(width, _size(request.query.get("height"), 24))
+                await _pump(socket_, app)
+            finally:
+                self.sessions, held = self.sessions - 1, False
+                await app.stop()
+                self.live.discard(app)
+            return socket_
         finally:
-            self.sessions -= 1
-
-    async def _relay(self, request: web.Request) -> web.StreamResponse:
-        socket_ = web.WebSocketResponse(heartbeat=15, max_msg_size=1024 * 1024)
-        await socket_.prepare(request)
-        width = _size(request.query.get("width"), 80)
-        height = _size(request.query.get("height"), 24)
-        app = AppProcess(
-            self.settings.command,
-            self.on_error,
-            write_bytes=socket_.send_bytes,
-            write_str=socket_.send_str,
-            close=socket_.close,
-            download_manager=self.downloads,
-        )
-        self.live.add(app)
-        try:
-            await app.start(width, height)
-            await _pump(socket_, app)
-        finally:
-            self.live.discard(app)
-            await app.stop()
-        return socket_
+            if held:
+                self.sessions -= 1
 
     async def download(self, request: web.Request) -> web.StreamResponse:
         """An export or report the app delivers: always an attachment, never a page of ours."""

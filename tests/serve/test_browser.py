@@ -149,6 +149,10 @@ def test_a_browser_runs_the_workflow_and_downloads_an_export(served: str, tmp_pa
         export = tmp_path / "downloaded.json"
         downloads[0].save_as(export)
         assert downloads[0].suggested_filename.startswith("noisy-")
+
+        screen.clear()  # a reload finds the one session free again: a fresh workbench
+        page.reload()
+        wait_for("noisy", page)
         browser.close()
 
     assert requests and all(urlsplit(url).netloc == served_at for url in requests), requests
