@@ -56,7 +56,7 @@ def serve(
     allowed_hosts: tuple[str, ...],
     max_sessions: int,
 ) -> None:
-    """Serve the workbench to a browser: on loopback, behind a one-time URL's token.
+    """Serve the workbench to a browser: on loopback, behind the token of the URL it prints.
 
     Each browser tab runs its own workbench on FILE (a workflow or a run export; none: what
     harness-tui opens with no file). Exports and reports arrive as downloads. Stop with Ctrl+C.

@@ -64,3 +64,16 @@ def test_a_network_address_needs_expose_and_is_warned_about() -> None:
     warning, error = done.stderr.splitlines()[:2]
     assert warning.startswith("warning: serving on 192.0.2.1 over plain HTTP")
     assert error.startswith("error: cannot listen on 192.0.2.1:0")
+
+
+def test_without_the_web_extra_serve_says_how_to_install_it() -> None:
+    code = (
+        "import sys; sys.modules['textual_serve'] = None\n"  # as if not installed
+        "from harness_tui.cli import main; sys.argv = ['harness-tui', 'serve']; main()"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "pip install 'harness-tui[web]'" in done.stderr and "Traceback" not in done.stderr
