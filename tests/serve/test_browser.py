@@ -169,3 +169,14 @@ def test_a_browser_runs_the_workflow_and_downloads_an_export(served: str, tmp_pa
         check=False,
     )
     assert replayed.returncode == 0, replayed.stderr
+
+
+@pytest.mark.parametrize(("ci", "outcome"), [("true", "failed"), ("", "skipped")])
+def test_a_missing_browser_skips_here_but_fails_under_ci(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, ci: str, outcome: str
+) -> None:
+    monkeypatch.setattr(sys.modules[__name__], "CHROMIUM", tmp_path / "no-chromium")
+    monkeypatch.setenv("CI", ci)
+    expected = pytest.fail.Exception if outcome == "failed" else pytest.skip.Exception
+    with pytest.raises(expected, match=r"no Chromium at|playwright"):
+        _browser_or_skip()
