@@ -21,6 +21,7 @@ def open_workbench(
     no_store: bool = False,
     workers: int = 1,
     executor_spec: str = "threads",
+    read_only: bool = False,
 ) -> None:
     """Start the app (imports Textual, about 0.3 s, only when the UI is wanted)."""
     from ..engine.capture import descriptors
@@ -54,6 +55,7 @@ def open_workbench(
             workers=workers,
             executor=executor,
             preferences=preferences,
+            read_only=read_only,
         )
         try:
             app.run()
@@ -91,6 +93,11 @@ def open_(
 
 @cli.command()
 @click.argument("file", type=WORKFLOW)
-def show(file: str) -> None:
+@click.option(
+    "--read-only",
+    is_flag=True,
+    help="Refuse what could run or import code: opening another file, re-running, diffing.",
+)
+def show(file: str, read_only: bool) -> None:
     """Open an exported run in replay mode: step through it, no user code runs."""
-    open_workbench(file, None, replay=True)
+    open_workbench(file, None, replay=True, read_only=read_only)

@@ -23,6 +23,7 @@ __all__ = [
     "GLOBAL",
     "INSPECTOR",
     "NOTHING_OPEN",
+    "READ_ONLY",
     "WORKBENCH",
     "Action",
     "binding_ids",
@@ -32,6 +33,7 @@ __all__ = [
 ]
 
 NOTHING_OPEN = "nothing is open: o opens a workflow or an export"
+READ_ONLY = "read-only: this workbench runs and imports no code"
 
 
 def always(state: WorkbenchState) -> str | None:
@@ -92,6 +94,8 @@ class Action:
         priority: checked before the focused widget's bindings.
         why_not: why it cannot act in a state, or None when it can. When nothing is open,
             an action that cannot act is greyed in the footer if shown there, else hidden.
+        runs_code: it may run or import task code (opening a workflow to step, re-running,
+            loading a Python harness): a read-only workbench refuses it.
     """
 
     id: str
@@ -103,6 +107,7 @@ class Action:
     show: bool = False
     priority: bool = False
     why_not: Callable[[WorkbenchState], str | None] = always
+    runs_code: bool = False
 
     def binding(self, routed: bool = False) -> Binding:
         """The Textual binding for this action: its ``action_<action>`` method, or (``routed``)
@@ -155,7 +160,7 @@ WORKBENCH: tuple[Action, ...] = (
            why_not=when_open),
     Action("rerun-from-task", "F", "rerun_from", "Rerun from", "run: Rerun from task",
            "Re-run from the selected task with the current code; other tasks keep what they "
-           "did", why_not=when_open),
+           "did", why_not=when_open, runs_code=True),
     Action("dag-compact", "z", "toggle_compact", "Compact", "view: Compact or full boxes",
            "Switch the DAG between one-line boxes and bordered boxes with whole names",
            why_not=when_open),
@@ -167,9 +172,10 @@ WORKBENCH: tuple[Action, ...] = (
     Action("show-timeline", "T", "show_timeline", "Timeline", "run: Show timeline",
            "Show what ran when: every attempt as a bar over wall time, per task and worker",
            why_not=when_open),
-    Action("open-file", "o", "open", "Open", "file: Open", "Open a workflow or a run export"),
+    Action("open-file", "o", "open", "Open", "file: Open", "Open a workflow or a run export",
+           runs_code=True),
     Action("reload-workflow", "R", "reload", "Reload file", "file: Reload",
-           "Reload the workflow from disk and show the plan changes"),
+           "Reload the workflow from disk and show the plan changes", runs_code=True),
     Action("export-run", "e", "export", "Export", "file: Export run or report",
            "Write the run to a JSON export named by workflow and run digest; a name ending "
            "in .md or .html writes a report to read instead", show=True, why_not=when_recorded),
@@ -177,7 +183,7 @@ WORKBENCH: tuple[Action, ...] = (
            "Edit the payload as JSON (validated) and replan", why_not=when_live),
     Action("diff-workflow", "d", "diff", "Diff", "plan: Diff",
            "Compare this workflow's plan with another file or a git revision (@HEAD)",
-           why_not=when_open),
+           why_not=when_open, runs_code=True),
 )  # fmt: skip
 """The workbench screen's actions, in palette order (the footer keeps this order too)."""
 

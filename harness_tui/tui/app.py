@@ -65,8 +65,10 @@ class HarnessApp(App[None]):
         workers: int = 1,
         executor: Executor | None = None,
         preferences: Preferences | None = None,
+        read_only: bool = False,
     ) -> None:
         super().__init__()
+        self.read_only = read_only
         self.preferences = preferences or Preferences()
         self._ascii = AsciiGlyphs() if self.preferences.glyphs == "ascii" else None
         self.session = session
@@ -85,7 +87,7 @@ class HarnessApp(App[None]):
     def on_mount(self) -> None:
         self._load_theme()
         self._load_keymap()
-        self.push_screen(WorkbenchScreen(self.session, self.open_error, self._open))
+        self.push_screen(WorkbenchScreen(self.session, self.open_error, self._open, self.read_only))
         if self.store_problem:
             self.notify(self.store_problem, title="Run store", severity="warning")
 
@@ -194,12 +196,14 @@ def create_app(
     workers: int = 1,
     executor: Executor | None = None,
     preferences: Preferences | None = None,
+    read_only: bool = False,
 ) -> HarnessApp:
     """The app as the CLI builds it (tests and screenshots use this very factory).
 
     Live runs are recorded in the run store at ``store_path`` when one is given. A file that
     cannot be opened is shown in the app, or with ``strict`` (the command line, where one
     clear line and exit 2 beat a full-screen error) raised as an :class:`OpenError`.
+    ``read_only`` refuses every action that runs or imports code (``serve --replay``).
     """
     store: RunStore | None = None
     problem: str | None = None
@@ -221,6 +225,7 @@ def create_app(
             workers=workers,
             executor=executor,
             preferences=preferences,
+            read_only=read_only,
         )
 
     if path is None:

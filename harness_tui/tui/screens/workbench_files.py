@@ -6,12 +6,14 @@ would throw the run away) and, when it opens a modal, ends when the modal closes
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ...records.export import atomic_write
+from ...records.export import RunRecord, atomic_write
 from ...records.report_html import REPORT_SUFFIXES, render_report
+from ...workflow.limits import current
 from ...workflow.loader import diff_workflows
 from ...workflow.payload import Payload
 from ..modals.export import ExportModal
@@ -66,27 +68,42 @@ class FileActions:
         session = self.controller.session
         if session is None:
             return False
-        default = Path.cwd() / session.default_export_name()
+        web = self.screen.app.is_web  # served: the file goes to the browser, not the server
+        default = Path(session.default_export_name())
+        default = default if web else Path.cwd() / default
 
         def write(path: Path | None) -> None:
             if path is not None:
                 record = session.export_record()
                 fmt = REPORT_SUFFIXES.get(path.suffix.lower())
+                source = session.default_export_name()
                 try:
-                    if fmt is None:
+                    if web:
+                        self._deliver(record, fmt, path.name, source)
+                    elif fmt is None:
                         record.write(path)
                     else:
-                        source = session.default_export_name()
                         atomic_write(path, render_report(record, fmt, source))
                 except OSError as exc:
                     self.screen.notify(f"cannot write {path}: {exc.strerror}", severity="error")
                 else:
                     what = "exported" if fmt is None else f"wrote the {fmt} report"
-                    self.screen.notify(f"{what} {path}", title="Export")
+                    where = f"{path.name} (a download)" if web else str(path)
+                    self.screen.notify(f"{what} {where}", title="Export")
             self.controller.done()
 
         self.screen.app.push_screen(ExportModal(default), write)
         return True
+
+    def _deliver(self, record: RunRecord, fmt: str | None, name: str, source: str) -> None:
+        """A served workbench sends the export or report to the browser as a download, with
+        the text that :meth:`RunRecord.write` or the report would write (logs left out when
+        they would take the export over the reader's size limit)."""
+        if fmt is None:
+            text = record.within(current().export_bytes)[1]
+        else:
+            text = render_report(record, fmt, source)
+        self.screen.app.deliver_binary(io.BytesIO(text.encode("utf-8")), save_filename=name)
 
     def _open_now(self) -> bool:
         def opened(path: Path | None) -> None:
