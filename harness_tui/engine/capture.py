@@ -1,4 +1,4 @@
-"""What a task prints or logs, captured per attempt (DESIGN.md, "Logs beside the trace").
+"""What a task prints or logs, captured per attempt (docs/reference.md, "Command line").
 
 ``sys.stdout`` and ``sys.stderr`` are replaced by a :class:`_RoutingStream` (once, and again
 whenever someone swaps the stream out, e.g. a test runner or Textual), and a handler is added to

@@ -87,6 +87,7 @@ async def press_and_check(presses: list[tuple[str, float]], workers: int = 1) ->
 FUZZ = int(os.environ.get("HARNESS_FUZZ", "0"))
 
 
+@pytest.mark.slow
 @settings(
     max_examples=FUZZ or 30,
     deadline=None,
