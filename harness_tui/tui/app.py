@@ -77,6 +77,8 @@ class HarnessApp(App[None]):
         # Every file opened here runs with these (``App.workers`` is Textual's own).
         self.run_workers = workers
         self.run_executor = executor
+        self.workbench: WorkbenchScreen | None = None
+        """The workbench screen (kept after the app exits: its run may still have output)."""
 
     def get_line_filters(self) -> Sequence[LineFilter]:
         filters = super().get_line_filters()
@@ -85,7 +87,8 @@ class HarnessApp(App[None]):
     def on_mount(self) -> None:
         self._load_theme()
         self._load_keymap()
-        self.push_screen(WorkbenchScreen(self.session, self.open_error, self._open))
+        self.workbench = WorkbenchScreen(self.session, self.open_error, self._open)
+        self.push_screen(self.workbench)
         if self.store_problem:
             self.notify(self.store_problem, title="Run store", severity="warning")
 
@@ -115,6 +118,14 @@ class HarnessApp(App[None]):
         super().notify(
             message, title=shown(title), severity=severity, timeout=timeout, markup=False
         )
+
+    async def action_quit(self) -> None:
+        """Quit; the workbench first leaves a run going on, saying what it waits for."""
+        workbench = next((s for s in self.screen_stack if isinstance(s, WorkbenchScreen)), None)
+        if workbench is None:
+            self.exit()
+        else:
+            workbench.quit()
 
     def _load_theme(self) -> None:
         """The theme ``config.toml`` names, else the one last picked; a theme picked in the

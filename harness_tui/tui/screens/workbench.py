@@ -9,6 +9,7 @@ in :mod:`..actions` are carried out by :class:`RunActions`, :class:`FileActions`
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -19,6 +20,7 @@ from textual.widgets import Footer, Static
 from ..actions import INSPECTOR, WORKBENCH, Action, routed_bindings
 from ..controller import RunController
 from ..messages import RunUpdated
+from ..modals.quitting import QuittingModal
 from ..sanitize import shown
 from ..session import OpenError, Session
 from ..widgets.run_header import RunHeader
@@ -59,6 +61,7 @@ class WorkbenchScreen(ActingScreen):
         self.views = ViewActions(self)
         self._handlers = {**self.runs.handlers(), **self.files.handlers(), **self.views.handlers()}
         self._bindings_key: object = ()
+        self._quitting = False
 
     @property
     def session(self) -> Session | None:
@@ -99,6 +102,25 @@ class WorkbenchScreen(ActingScreen):
         # A run left unfinished is marked abandoned (resumable); one going on is paused first
         # and, if its task outlasts the wait, left to its lease (read as interrupted).
         self.controller.leave(wait=LEAVE_SECONDS)
+
+    def quit(self) -> None:
+        """Quit the app. A run going on is left first (see ``RunController.leave``), in a
+        thread of its own, while a dialog says what it waits for: the screen never goes
+        blank, or freezes, for the seconds a task may take."""
+        tasks = self.controller.working_on()
+        if tasks is None:
+            self.app.exit()
+            return
+        if self._quitting:
+            return  # already leaving: that ends in a few seconds
+        self._quitting = True
+        self.app.push_screen(QuittingModal(tasks, LEAVE_SECONDS))
+
+        def leave() -> None:
+            self.controller.leave(wait=LEAVE_SECONDS)
+            self.app.call_from_thread(self.app.exit)
+
+        threading.Thread(target=leave, name="harness-leave", daemon=True).start()
 
     def _spawn(self, body: Callable[[], None]) -> None:
         # A thread of the app's worker pool, so that waiting for the app's workers waits for
