@@ -12,9 +12,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import replace
+from typing import cast
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
+from textual.notifications import SeverityLevel
 from textual.widgets import Footer, Static
 
 from ..actions import INSPECTOR, WORKBENCH, Action, routed_bindings
@@ -28,8 +31,12 @@ from ..widgets.run_panes import RunPanes
 from ..widgets.trace_panel import TracePanel
 from .acting import ActingScreen
 from .workbench_files import FileActions, Opener
+from .workbench_host import NoticeBoard
 from .workbench_run import RunActions
 from .workbench_views import ViewActions
+
+NARROW_FOOTER = 100
+"""Below this many columns the footer is compact, without the palette's hint."""
 
 LEAVE_SECONDS = 3.0
 """On quit, how long a run going on may take to reach a pause before it is left to its lease."""
@@ -98,6 +105,15 @@ class WorkbenchScreen(ActingScreen):
             if self.error is None:
                 self.act("open-file")
 
+    def on_resize(self, event: events.Resize) -> None:
+        # Under 100 columns the full footer would cut "f1 Help" and "Quit" (the app's keys
+        # come last): keys closer together, and the palette's hint left to the F1 list.
+        footer = self.query_one(Footer)
+        narrow = event.size.width < NARROW_FOOTER
+        if footer.compact != narrow:
+            footer.compact, footer.show_command_palette = narrow, not narrow
+            footer.refresh(recompose=True)
+
     def on_unmount(self) -> None:
         # A run left unfinished is marked abandoned (resumable); one going on is paused first
         # and, if its task outlasts the wait, left to its lease (read as interrupted).
@@ -121,6 +137,23 @@ class WorkbenchScreen(ActingScreen):
             self.app.call_from_thread(self.app.exit)
 
         threading.Thread(target=leave, name="harness-leave", daemon=True).start()
+
+    def notice(
+        self,
+        key: str,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+    ) -> None:
+        """Notify about a state that ends: :meth:`forget` takes it away then."""
+        app = cast(NoticeBoard, self.app)
+        app.notice(key, message, title=title, severity=severity, timeout=timeout)
+
+    def forget(self, key: str) -> None:
+        """The state ``key`` told of is gone: so is its notification."""
+        cast(NoticeBoard, self.app).forget(key)
 
     def _spawn(self, body: Callable[[], None]) -> None:
         # A thread of the app's worker pool, so that waiting for the app's workers waits for
