@@ -22,6 +22,7 @@ from ..records.store import RunStore
 from ..workflow.payload import Payload
 from .actions import GLOBAL, Action, bindings
 from .glyphs import to_ascii
+from .keymap import conflicts
 from .modals.help import HelpModal
 from .preferences import Preferences
 from .sanitize import shorten, shown, visible
@@ -236,7 +237,13 @@ class HarnessApp(App[None]):
                 title="Keymap",
                 severity="warning",
             )
-        self.set_keymap({str(k): str(v) for k, v in mapping.items() if str(k) not in unknown})
+        known = {str(k): str(v) for k, v in mapping.items() if str(k) not in unknown}
+        clashes = conflicts(known)
+        if clashes:
+            # Textual keeps one binding per key: the other action would lose its key unsaid.
+            said = "; ".join(f"{name} ignored ({why})" for name, why in clashes.items())
+            self.notify(f"{path}: {said}", title="Keymap", severity="warning")
+        self.set_keymap({k: v for k, v in known.items() if k not in clashes})
 
     def action_help(self) -> None:
         """List the keys of this screen and of the app, as remapped by the keymap."""

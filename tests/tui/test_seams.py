@@ -3,14 +3,17 @@ over dialogs, cut prompts and columns, numbering, keymap conflicts."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.widgets import Footer
+from textual.widgets import Footer, Input
 from textual.widgets._footer import FooterKey
 
 from harness_tui.tui.modals.export import ExportModal
 from harness_tui.tui.modals.quitting import QuittingModal
+from harness_tui.tui.preferences import Preferences
 from harness_tui.tui.screens import workbench as workbench_module
 from harness_tui.tui.widgets.plan_table import PlanTable
 
@@ -161,3 +164,96 @@ async def test_the_footer_keeps_help_and_quit(size: tuple[int, int]) -> None:
         keys = {key.description: key.region for key in footer.query(FooterKey)}
         for label in ("Help", "Quit", "Step"):
             assert keys[label].right <= size[0], (label, keys[label])
+
+
+async def test_the_plans_index_column_comes_first_and_whole() -> None:
+    """In the side-by-side layout the plan pane is narrow: columns at its right scroll out of
+    view, so the plan's order (``#``) comes right after the markers, as wide as its numbers."""
+    app = make_app(ROOT / "workflows/user_profile.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        plan = app.screen.query_one(PlanTable)
+        assert [c.key for c in plan.columns][:3] == ["mark", "#", "task"]
+        assert [plan.cell_text(row, "#") for row in range(4)] == ["0", "1", "2", "3"]
+        index = next(c for c in plan.columns if c.key == "#")
+        assert index.width == 1
+        assert plan.scrollable_content_region.width > 2 + 1 + 1 + len("extract_user_info")
+
+
+def wraps_whole(label: Any) -> bool:
+    """The label shows all of its text: as many lines as its text needs at its width."""
+    text = label.render()
+    lines = text.wrap(label.content_region.width)
+    return label.content_region.height >= len(lines) and label.content_region.width > 0
+
+
+async def test_one_line_prompts_wrap_instead_of_being_cut() -> None:
+    app = make_app(ROOT / "workflows/user_profile.yaml")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("d")  # the diff prompt
+        await pilot.pause()
+        await pilot.pause()
+        title = app.screen.query_one(".dialog-title")
+        assert "for this file in git" in str(title.render())
+        assert title.content_region.height >= 3 and wraps_whole(title)
+        await pilot.press("escape", "n")
+        await settle(pilot)
+        await pilot.press("e")  # the export prompt
+        await pilot.pause()
+        await pilot.pause()
+        title = app.screen.query_one(".dialog-title")
+        assert "Enter writes, escape cancels" in str(title.render())
+        assert title.content_region.height >= 2 and wraps_whole(title)
+
+
+async def test_the_diff_header_wraps_a_long_path(tmp_path: Path) -> None:
+    deep = tmp_path / ("a-folder-with-a-rather-long-name-" * 2) / "user_profile.yaml"
+    deep.parent.mkdir(parents=True)
+    text = (ROOT / "workflows/user_profile.yaml").read_text(encoding="utf-8")
+    deep.write_text(text.replace("compose_response", "compose_the_response"), encoding="utf-8")
+    app = make_app(ROOT / "workflows/user_profile.yaml")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("d")
+        await pilot.pause()
+        app.screen.query_one(Input).value = str(deep)
+        await pilot.press("enter")
+        await until(pilot, lambda: bool(app.screen.query("#diff-title")), "the diff screen")
+        await pilot.pause()
+        title = app.screen.query_one("#diff-title")
+        assert "a-folder-with-a-rather-long-name-" in str(title.render())
+        assert title.content_region.height >= 2 and wraps_whole(title)
+
+
+async def test_two_ids_on_one_key_are_one_warning_and_no_key_is_lost(tmp_path: Path) -> None:
+    keymap = tmp_path / "keymap.json"
+    keymap.write_text(json.dumps({"run-step": "x", "run-continue": "x"}), encoding="utf-8")
+    app = make_app(FLAKY, preferences=Preferences(keymap=keymap))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        warnings = [n.message for n in app._notifications if n.severity == "warning"]
+        assert warnings == [f"{keymap}: run-continue ignored (x is also run-step's key)"]
+        session = workbench(app).session
+        assert session is not None
+        await pilot.press("x")  # run-step has x
+        await settle(pilot)
+        assert session.run.cursor == 1
+        await pilot.press("c")  # run-continue kept its own key
+        await settle(pilot)
+        assert session.run.finished
+
+
+@pytest.mark.parametrize(("workers", "mentioned"), [(1, False), (2, True)])
+async def test_the_timeline_key_line_names_the_worker_column_only_with_one(
+    workers: int, mentioned: bool
+) -> None:
+    app = make_app(ROOT / "tests/tui/data/busy_pipeline.yaml", workers=workers, clock=None)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("c")
+        await settle(pilot)
+        await pilot.press("T")
+        await pilot.pause()
+        await pilot.pause()
+        bars = str(app.screen.query_one("#timeline-bars").render())
+        keys = str(app.screen.query_one("#timeline-keys").render())
+        assert bars.splitlines()[0].split()[1:2] == (["w"] if mentioned else ["0"])
+        assert ("w: the worker" in keys) is mentioned
