@@ -73,7 +73,7 @@ def _outlived(app: HarnessApp) -> None:
     for them at exit): wait for them here, still inside the descriptor capture, so that what
     they print joins the run's unattributed log (recorded again once they end), never the
     shell."""
-    from ..engine.capture import install
+    from ..engine.capture import drain, install
 
     install()  # Textual put back the streams it found: route what threads print again
     me = threading.current_thread()
@@ -86,6 +86,7 @@ def _outlived(app: HarnessApp) -> None:
                 thread.join()
         except KeyboardInterrupt:
             click.echo("harness-tui: stopped waiting; what they write now is not stored", err=True)
+    drain()  # what they wrote to the descriptors is in the run's log before it is stored
     session = None if app.workbench is None else app.workbench.session
     if session is not None and not session.replay:
         session.live.record_stray_output()

@@ -47,6 +47,7 @@ __all__ = [
     "attempt_ended",
     "current",
     "descriptors",
+    "drain",
     "install",
     "truncation_mark",
     "utf8_safe",
@@ -309,6 +310,13 @@ def attempt_ended(buffer: LogBuffer) -> None:
     with _flight_lock:
         if buffer in _in_flight:
             _in_flight.remove(buffer)
+
+
+def drain() -> None:
+    """Route what descriptors 1 and 2 hold now: whatever a write that has returned put
+    there is in its log (or the unattributed one) after this."""
+    if _capture:
+        _capture[0].drain()
 
 
 def _route(text: str) -> None:

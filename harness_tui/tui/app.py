@@ -146,10 +146,15 @@ class HarnessApp(App[None]):
         )
         if key is not None:
             self._keyed[key] = notification
+        self.post_message(Notify(notification))
+
+    def _on_notify(self, event: Notify) -> None:
+        # Decided when the message arrives, not when it was sent: a dialog may have opened
+        # in between.
         if isinstance(self._top(), ModalScreen):
-            self._waiting.append(notification)
+            self._waiting.append(event.notification)
         else:
-            self.post_message(Notify(notification))
+            super()._on_notify(event)
 
     def forget(self, key: str) -> None:
         """Take away the notification of ``key`` (shown or waiting), if any."""
