@@ -150,11 +150,10 @@ class HarnessApp(App[None]):
 
     def _on_notify(self, event: Notify) -> None:
         # Decided when the message arrives, not when it was sent: a dialog may have opened
-        # in between.
+        # in between. Otherwise Textual's own handler (the base class's) shows it.
         if isinstance(self._top(), ModalScreen):
+            event.prevent_default()
             self._waiting.append(event.notification)
-        else:
-            super()._on_notify(event)
 
     def forget(self, key: str) -> None:
         """Take away the notification of ``key`` (shown or waiting), if any."""
