@@ -118,8 +118,9 @@ async def test_going_back_in_time_shows_the_earlier_state() -> None:
         assert screen.selected == event.task
         sections = inspector_sections(app.screen.query_one(Inspector))
         assert sections["task"]["status"] == "running"
-        # The 5th event (seq 4): counted from 1, as the header counts.
-        assert sections["task"]["shown"] == "as of event 5"
+        # Numbered as the trace's seq column and the header number it.
+        assert sections["task"]["shown"] == "as of seq 4"
+        assert "⏪ seq 4 of 0–7" in screen.header.render().plain
         assert "output" not in sections
         assert cell(app.screen.query_one(PlanTable), "compose_response", "status") == "· pending"
         assert app.screen.query_one(TracePanel).cursor_row == 4
@@ -632,7 +633,7 @@ async def _until(pilot: Any, check: Any) -> None:
 
 def _status_label(app: Any, task: str) -> str:
     table = app.screen.query_one(PlanTable)
-    return str(table.cells(table.row_of(task))[2][0])
+    return table.cell_text(table.row_of(task), "status")
 
 
 async def test_tasks_running_ahead_on_workers_show_as_running_before_they_retire(
