@@ -35,6 +35,8 @@ from .capture import AttemptLog, LogBuffer, current, install
 from .clock import Clock
 from .events import Status, TraceEvent
 from .failures import error_of, traceback_of
+from .recorded_calls import AttemptIO
+from .recorded_calls import current as current_io
 
 __all__ = [
     "AttemptCall",
@@ -75,6 +77,8 @@ class AttemptCall(NamedTuple):
         inputs: the mapping to pass it.
         timeout: seconds, or None.
         log: where the attempt's output is captured, or None to let it through.
+        io: the attempt's recorder of HTTP and recorded calls, or None when the run records
+            nothing.
     """
 
     task: str
@@ -84,6 +88,7 @@ class AttemptCall(NamedTuple):
     inputs: Mapping[str, Any]
     timeout: float | None
     log: LogBuffer | None = None
+    io: AttemptIO | None = None
 
 
 class Executor(Protocol):
@@ -112,9 +117,20 @@ _tuple_new = tuple.__new__
 
 
 def _captured(
-    fn: Callable[[Mapping[str, Any]], Any], inputs: Mapping[str, Any], log: LogBuffer | None
+    fn: Callable[[Mapping[str, Any]], Any],
+    inputs: Mapping[str, Any],
+    log: LogBuffer | None,
+    io: AttemptIO | None = None,
 ) -> Outcome:
-    """:func:`_call` with the attempt's output going to ``log`` while it runs."""
+    """:func:`_call` with the attempt's output going to ``log`` and its requests to ``io``
+    while it runs."""
+    if io is not None:
+        install()
+        io_token = current_io.set(io)
+        try:
+            return _captured(fn, inputs, log)
+        finally:
+            current_io.reset(io_token)
     if log is None:
         return _call(fn, inputs)
     install()
@@ -163,7 +179,7 @@ class _Worker:
             if job is None:
                 return
             try:
-                outcome = _captured(job.call.fn, job.call.inputs, job.call.log)
+                outcome = _captured(job.call.fn, job.call.inputs, job.call.log, job.call.io)
             except BaseException as exc:  # never leave the run waiting on a dead worker
                 outcome = Outcome("error", error=error_of(exc))
             if not job.cancelled:
@@ -236,7 +252,7 @@ class SerialExecutor:
         if call.timeout is None and not self.isolate:
             self.running_inline = True
             try:
-                return _captured(call.fn, call.inputs, call.log)
+                return _captured(call.fn, call.inputs, call.log, call.io)
             finally:
                 self.running_inline = False
         if not self.isolate and self.timeouts != "thread" and _signal_timeouts_available():
@@ -255,7 +271,7 @@ class SerialExecutor:
             _alarm["armed"] = True
             signal.setitimer(signal.ITIMER_REAL, call.timeout, _REPEAT_SECONDS)
             try:
-                outcome = _captured(call.fn, call.inputs, call.log)
+                outcome = _captured(call.fn, call.inputs, call.log, call.io)
             finally:
                 _alarm["armed"] = False
                 signal.setitimer(signal.ITIMER_REAL, 0)
@@ -301,7 +317,7 @@ class SerialExecutor:
         job = _Job(call)
         with self._lock:
             self._current = job
-        future, outcome = run_coroutine(call.fn, call.inputs, call.log, job.done)
+        future, outcome = run_coroutine(call.fn, call.inputs, call.log, job.done, call.io)
         finished = clock.wait(job.done, call.timeout)
         with self._lock:
             self._current = None

@@ -28,6 +28,7 @@ from .events import (
 from .executors import Executor, SerialExecutor
 from .graph import OnFailure, TaskGraph, Trigger
 from .parallel import ParallelPool, executor_factory
+from .recorded_calls import CallSession, Exchange
 from .resume import ResumeError, restore
 from .scheduler import DeterministicScheduler, Plan, PlanStep
 from .state import RunState, Snapshot
@@ -132,9 +133,17 @@ class TaskOrchestrator:
         # Canonical params per task: the graph is immutable, so once per orchestrator.
         self.params_texts: dict[str, str] = {}
 
-    def start(self, payload: Any, *, plan: Plan | None = None) -> Run:
-        """Plan ``payload`` and return a :class:`Run` positioned before its first task."""
-        return Run(self, plan if plan is not None else self.scheduler.plan(payload))
+    def start(
+        self, payload: Any, *, plan: Plan | None = None, calls: CallSession | None = None
+    ) -> Run:
+        """Plan ``payload`` and return a :class:`Run` positioned before its first task.
+
+        Args:
+            plan: the plan to follow (default: planned from ``payload``).
+            calls: record what the outside world answers each attempt, and answer from an
+                earlier recording (see :mod:`.recorded_calls`); None: neither.
+        """
+        return Run(self, plan if plan is not None else self.scheduler.plan(payload), calls)
 
     def run(self, payload: Any) -> dict[str, Any]:
         """Run every task; return ``{"payload", "results", "trace"}`` (the article's call).
@@ -166,7 +175,9 @@ class Run:
     the position in the plan and the run's status.
     """
 
-    def __init__(self, orchestrator: TaskOrchestrator, plan: Plan) -> None:
+    def __init__(
+        self, orchestrator: TaskOrchestrator, plan: Plan, calls: CallSession | None = None
+    ) -> None:
         self.orchestrator = orchestrator
         self.graph = orchestrator.graph
         self.plan = plan
@@ -178,6 +189,7 @@ class Run:
             list(orchestrator.listeners),
             orchestrator.params_texts,
             orchestrator.log_limit,
+            calls,
         )
         self._runner = StepRunner(self.context)
         self.status = RunStatus.PENDING
@@ -278,6 +290,13 @@ class Run:
     def unattributed_log(self) -> AttemptLog:
         """Output of threads that went on writing after the attempt that started them ended."""
         return self.context.unattributed.snapshot()
+
+    def recordings(self) -> dict[tuple[str, int], list[Exchange]]:
+        """What the outside world answered each attempt, by ``(task, attempt)`` (threads outside
+        any attempt under ``("", 0)``); empty when the run records nothing. Never part of a
+        digest."""
+        calls = self.context.calls
+        return {} if calls is None else calls.recordings()
 
     def add_log_listener(self, listener: LogListener) -> None:
         """Call ``listener(task, attempt, text)`` with every piece of output as it is captured

@@ -11,6 +11,7 @@ from .events import OUTPUT_STATUSES, Status
 from .executors import AttemptCall, Outcome
 from .graph import TaskNode, Trigger
 from .inputs import ResultsView, TaskInputs
+from .recorded_calls import AttemptIO
 from .scheduler import PlanStep
 
 __all__ = ["StepRunner"]
@@ -119,13 +120,16 @@ class StepRunner:
             else:
                 inputs = self._task_inputs(node, step, attempt)
                 log = context.new_log(node.name, attempt)
+                io = context.new_io(node.name, attempt)
                 call = _new_tuple(
                     AttemptCall,
-                    (node.name, attempt, "task", fn, inputs, node.timeout_seconds, log),
+                    (node.name, attempt, "task", fn, inputs, node.timeout_seconds, log, io),
                 )
                 outcome = executor.execute(call, clock)
                 if log is not None:
                     context.end_log(log)
+                if io is not None:
+                    outcome = _diverged(context, io, outcome)
             final = self._record(step, node, attempt, outcome, started, Status.SUCCEEDED)
             if final is not Status.FAILED and final is not Status.TIMED_OUT:
                 return final
@@ -139,6 +143,7 @@ class StepRunner:
         context = self._context
         started = context.clock.now()
         log = context.new_log(node.name, attempt)
+        io = context.new_io(node.name, attempt)
         call = AttemptCall(
             node.name,
             attempt,
@@ -147,10 +152,13 @@ class StepRunner:
             self._task_inputs(node, step, attempt),
             None,
             log,
+            io,
         )
         outcome = context.executor.execute(call, context.clock)
         if log is not None:
             context.end_log(log)
+        if io is not None:
+            outcome = _diverged(context, io, outcome)
         return self._record(step, node, attempt, outcome, started, Status.FALLBACK)
 
     def _record(
@@ -226,3 +234,13 @@ class StepRunner:
             error=outcome.error,
             traceback=outcome.traceback,
         ).status
+
+
+def _diverged(context: RunContext, io: AttemptIO, outcome: Outcome) -> Outcome:
+    """Close the attempt's recorder; an attempt that asked the recording something it does not
+    hold fails, whatever the task made of the refusal (a stop by the user stays a stop)."""
+    assert context.calls is not None
+    line = context.calls.close(io)
+    if line is None or outcome.kind == "cancelled":
+        return outcome
+    return Outcome("error", error={"type": "CallDiverged", "message": line}, worker=outcome.worker)

@@ -1,0 +1,170 @@
+"""``httpx`` (and ``httpx2``) recorded at the transport: sync, async and streamed answers.
+
+A live answer's stream is passed through chunk by chunk (a streamed completion still streams)
+and kept as it goes; the exchange is complete when the client has read the body to its end,
+closed it, or the read failed (a read timeout in the middle of a stream is kept with the chunks
+before it). A recorded answer is a response whose stream yields the recorded chunks, still
+encoded (gzip stays gzip: the client decodes it as it did live).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from types import ModuleType
+from typing import Any
+
+from ..engine.recorded_calls import Exchange, Pending, target
+from .replayed_errors import rebuild
+
+__all__ = ["patch"]
+
+
+def _error(error: dict[str, str], request: Any) -> BaseException:
+    def with_request(cls: Any, message: str) -> Any:
+        return cls(message, request=request)
+
+    return rebuild(error, with_request)
+
+
+class _Kept:
+    """The chunks of a live answer as the client reads them."""
+
+    __slots__ = ("chunks", "done", "headers", "pending", "status")
+
+    def __init__(self, pending: Pending, response: Any) -> None:
+        self.pending = pending
+        self.status = response.status_code
+        self.headers = response.headers.multi_items()
+        self.chunks: list[bytes] = []
+        self.done = False
+
+    def finish(self, error: BaseException | None = None) -> None:
+        if not self.done:
+            self.done = True
+            self.pending.responded(self.status, self.headers, self.chunks, error)
+
+
+def patch(httpx: ModuleType) -> None:
+    """Wrap the default sync and async transports of ``httpx`` (or a module of its API)."""
+
+    class KeptStream(httpx.SyncByteStream):  # type: ignore[misc,name-defined]
+        def __init__(self, stream: Any, kept: _Kept) -> None:
+            self._stream = stream
+            self._kept = kept
+
+        def __iter__(self) -> Iterator[bytes]:
+            try:
+                for chunk in self._stream:
+                    self._kept.chunks.append(chunk)
+                    yield chunk
+            except BaseException as exc:
+                self._kept.finish(exc)
+                raise
+            self._kept.finish()
+
+        def close(self) -> None:
+            self._kept.finish()
+            self._stream.close()
+
+    class AsyncKeptStream(httpx.AsyncByteStream):  # type: ignore[misc,name-defined]
+        def __init__(self, stream: Any, kept: _Kept) -> None:
+            self._stream = stream
+            self._kept = kept
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            try:
+                async for chunk in self._stream:
+                    self._kept.chunks.append(chunk)
+                    yield chunk
+            except BaseException as exc:
+                self._kept.finish(exc)
+                raise
+            self._kept.finish()
+
+        async def aclose(self) -> None:
+            self._kept.finish()
+            await self._stream.aclose()
+
+    class ReplayStream(httpx.SyncByteStream):  # type: ignore[misc,name-defined]
+        def __init__(self, answer: Exchange, request: Any) -> None:
+            self._answer = answer
+            self._request = request
+
+        def __iter__(self) -> Iterator[bytes]:
+            yield from self._answer.chunks
+            if self._answer.error is not None:
+                raise _error(self._answer.error, self._request)
+
+    class AsyncReplayStream(httpx.AsyncByteStream):  # type: ignore[misc,name-defined]
+        def __init__(self, answer: Exchange, request: Any) -> None:
+            self._answer = answer
+            self._request = request
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            for chunk in self._answer.chunks:
+                yield chunk
+            if self._answer.error is not None:
+                raise _error(self._answer.error, self._request)
+
+    def replayed(answer: Exchange, request: Any, stream: Any) -> Any:
+        if answer.status is None:
+            raise _error(answer.error or {"type": "RecordedError"}, request)
+        return httpx.Response(
+            answer.status, headers=list(answer.response_headers), stream=stream(answer, request)
+        )
+
+    def begin(request: Any, body: bytes) -> Pending | None:
+        io = target()
+        if io is None:
+            return None
+        return io.begin("http", request.method, str(request.url), request.headers.multi_items(),
+                        body)  # fmt: skip
+
+    sync_transport = httpx.HTTPTransport.handle_request
+
+    def handle_request(self: Any, request: Any) -> Any:
+        if target() is None:
+            return sync_transport(self, request)
+        pending = begin(request, request.read())
+        assert pending is not None
+        if pending.answer is not None:
+            return replayed(pending.answer, request, ReplayStream)
+        try:
+            response = sync_transport(self, request)
+        except BaseException as exc:
+            pending.failed(exc)
+            raise
+        kept = _Kept(pending, response)
+        return httpx.Response(
+            response.status_code,
+            headers=response.headers,
+            stream=KeptStream(response.stream, kept),
+            extensions=response.extensions,
+        )
+
+    async_transport = httpx.AsyncHTTPTransport.handle_async_request
+
+    async def handle_async_request(self: Any, request: Any) -> Any:
+        if target() is None:
+            return await async_transport(self, request)
+        pending = begin(request, await request.aread())
+        assert pending is not None
+        if pending.answer is not None:
+            return replayed(pending.answer, request, AsyncReplayStream)
+        try:
+            response = await async_transport(self, request)
+        except BaseException as exc:
+            pending.failed(exc)
+            raise
+        kept = _Kept(pending, response)
+        return httpx.Response(
+            response.status_code,
+            headers=response.headers,
+            stream=AsyncKeptStream(response.stream, kept),
+            extensions=response.extensions,
+        )
+
+    handle_request.__wrapped__ = sync_transport  # type: ignore[attr-defined]
+    handle_async_request.__wrapped__ = async_transport  # type: ignore[attr-defined]
+    httpx.HTTPTransport.handle_request = handle_request
+    httpx.AsyncHTTPTransport.handle_async_request = handle_async_request
