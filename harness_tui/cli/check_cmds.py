@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from .app import cli
+from .calls_opt import calls_options, replaying_session
 from .common import (
     EXIT_FAILED,
     EXIT_INVALID,
@@ -29,6 +30,7 @@ from .executor_opt import cluster_executor, executor_option
 if TYPE_CHECKING:
     from ..engine.events import TraceEvent
     from ..engine.executors import Executor
+    from ..engine.recorded_calls import CallSession
     from ..records.export import RunRecord
     from ..workflow.loader import Workflow
 
@@ -40,6 +42,7 @@ if TYPE_CHECKING:
 @click.option("--against", type=click.Path(dir_okay=False), help="A run export to compare with.")
 @workers_option
 @executor_option
+@calls_options
 def verify(
     file: str,
     payload: str | None,
@@ -47,14 +50,18 @@ def verify(
     against: str | None,
     workers: int,
     executor_spec: str,
+    calls_mode: str | None,
+    offline: bool,
 ) -> None:
     """Check determinism: fresh runs under different hash seeds, or one run against an export."""
     from ..records.divergence import trace_diff
 
     workflow = load_or_die(file)
+    if (offline or calls_mode) and not against:
+        die("--offline and --calls answer from a recording: give it with --against RUN.json")
     executor, workers = cluster_executor(executor_spec, workers)
     if against:
-        _verify_against(workflow, against, payload, workers, executor)
+        _verify_against(workflow, against, payload, workers, executor, calls_mode, offline)
     value = parse_payload(payload, workflow.payload)
     # The fresh runs share this command's cluster (one LocalCluster started, not one per run).
     where = executor_spec if executor is None else f"dask={executor.cluster.address}"
@@ -80,12 +87,17 @@ def _verify_against(
     payload: str | None,
     workers: int,
     executor: Executor | None = None,
+    calls_mode: str | None = None,
+    offline: bool = False,
 ) -> None:
-    """One fresh run of ``workflow`` compared with the export ``against``; exits."""
+    """One fresh run of ``workflow`` compared with the export ``against`` (its calls answered
+    as ``calls_mode`` says); exits."""
+    from ..engine.untrusted import visible
     from ..records.divergence import compare_records, count_tasks, trace_diff
     from ..records.export import RunRecord
 
     record = RunRecord.read(against)
+    calls = replaying_session(record, calls_mode, offline)
     recorded = record.document["workflow"]["name"]
     if recorded != workflow.name and not set(record.plan.names) & set(workflow.graph.nodes):
         die(
@@ -95,7 +107,11 @@ def _verify_against(
     if record.redacted:
         _verify_redacted(workflow, record, against, payload, workers, executor)
     value = parse_payload(payload, record.payload)
-    live = _live_record(workflow, value, workers, executor)
+    live = _live_record(workflow, value, workers, executor, calls)
+    for line in calls.divergences() if calls is not None else ():
+        echo(f"diverges from the recorded calls: {visible(line)}")
+    if calls is not None and calls.divergences():
+        sys.exit(EXIT_FAILED)
     diff = trace_diff(record.events, live.events, record.outputs, live.outputs)
     if diff.identical and live.digests == record.digests:
         echo(f"identical to {against}: run digest {record.digests['run']}")
@@ -216,7 +232,11 @@ def _fresh_records(
 
 
 def _live_record(
-    workflow: Workflow, payload: Any, workers: int = 1, executor: Executor | None = None
+    workflow: Workflow,
+    payload: Any,
+    workers: int = 1,
+    executor: Executor | None = None,
+    calls: CallSession | None = None,
 ) -> RunRecord:
     from ..engine.orchestrator import TaskOrchestrator
     from ..records.export import RunRecord
@@ -224,7 +244,7 @@ def _live_record(
     orchestrator = TaskOrchestrator(
         workflow.graph, executor=executor, on_failure=workflow.on_failure, workers=workers
     )
-    return RunRecord.from_run(orchestrator.start(payload).run_to_end(), workflow)
+    return RunRecord.from_run(orchestrator.start(payload, calls=calls).run_to_end(), workflow)
 
 
 GOLDEN_KEYS = ("payload", "plan", "trace", "results")

@@ -492,6 +492,12 @@ class CallSession:
                 self.attempts.pop((io.task, io.attempt), None)
         return io.divergence
 
+    def divergences(self) -> list[str]:
+        """The one line of each attempt that diverged from the recording, in attempt order."""
+        with _lock:
+            found = [io.divergence for io in self.attempts.values() if io.divergence]
+        return found
+
     def recordings(self) -> dict[tuple[str, int], list[Exchange]]:
         """Every attempt's exchanges in sequence order, the unattributed under ``("", 0)``."""
         with _lock:

@@ -16,6 +16,7 @@ from ..engine.events import FAILURE_STATUSES, RunStatus, Status
 from ..engine.executors import Executor, RecordedExecutor, SerialExecutor
 from ..engine.isolation import PROCESS
 from ..engine.orchestrator import Run, TaskOrchestrator
+from ..engine.recorded_calls import CallSession
 from ..engine.resume import ResumeError
 from ..engine.spec import DEFAULT_ISOLATION as IN_PROCESS
 from ..workflow.cluster import DaskExecutor
@@ -114,6 +115,7 @@ class LiveRun:
         clock: Clock | None = None,
         isolation: str | None = None,
         workers: int = 1,
+        calls: CallSession | None = None,
     ) -> LiveRun:
         """A new run of ``workflow`` for ``payload``, positioned before its first task, run
         by ``workers`` threads.
@@ -121,6 +123,8 @@ class LiveRun:
         Args:
             isolation: ``process`` runs every task in a child process, ``in-process`` none;
                 by default only the tasks whose workflow says ``isolation: process`` do.
+            calls: record (and answer) what the outside world says to each attempt (see
+                docs/recording.md); None records nothing.
         """
         if (_asks_for_process(workflow) and isolation != IN_PROCESS) or isolation == PROCESS:
             executor = _isolating(executor, isolation)
@@ -131,7 +135,7 @@ class LiveRun:
             on_failure=workflow.on_failure,
             workers=workers,
         )
-        return cls(workflow, orchestrator.start(payload), store=store)
+        return cls(workflow, orchestrator.start(payload, calls=calls), store=store)
 
     @classmethod
     def fork(
