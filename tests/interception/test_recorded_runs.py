@@ -171,16 +171,6 @@ def test_the_offline_guard_refuses_sockets_of_the_attempt_only(fake_model: FakeM
         pass
 
 
-def kept_alive(inputs: Any) -> str:
-    client = inputs["payload"]["client"]
-    sock = client["sock"]
-    try:
-        sock.sendall(b"GET / HTTP/1.1\r\n\r\n")
-    except OSError:
-        return "refused"
-    return "sent"
-
-
 def test_a_socket_opened_before_the_run_cannot_send_offline(fake_model: FakeModel) -> None:
     port = int(fake_model.url.rsplit(":", 1)[1])
     sock = socket.create_connection(("127.0.0.1", port), timeout=5)
