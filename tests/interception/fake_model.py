@@ -22,6 +22,7 @@ LATENCY = 0.02
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body are two writes: no 40 ms delayed ACK
     server: _Server
 
     def log_message(self, format: str, *args: Any) -> None:

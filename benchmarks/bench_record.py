@@ -1,0 +1,138 @@
+"""Recorded calls: 1,000 chat completions from a loopback fake model server (no added latency,
+so the overhead is not hidden behind it), through ``httpx`` and ``requests``.
+
+Per client, each round times 1,000 calls:
+- ``plain``: no interception installed (the baseline);
+- ``installed``: interception installed, no recording run (a context lookup per request);
+- ``recorded``: inside an attempt of a recording session (``live``);
+- ``offline``: the same 1,000 calls answered from that recording, the server untouched;
+- ``vcrpy``: vcrpy 9 recording the same calls into a cassette (if installed), for comparison.
+
+Prints medians and spreads (min..max) over the rounds, the overhead per call in microseconds
+against ``plain``, and each ratio (target for ``recorded``: at most 1.3x).
+
+Run: python benchmarks/bench_record.py [--calls 1000] [--rounds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.interception import fake_model
+
+CHAT = "/v1/chat/completions"
+
+
+def _body(i: int) -> dict[str, object]:
+    return {"model": "m", "messages": [{"role": "user", "content": f"question {i % 50}"}]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--calls", type=int, default=1000)
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    fake_model.LATENCY = 0.0
+    server = fake_model.FakeModel()
+    try:
+        for client in ("httpx", "requests"):
+            _bench(client, server.url, args.calls, args.rounds)
+    finally:
+        server.stop()
+
+
+def _caller(client: str, url: str) -> tuple[Callable[[int], bytes], Callable[[], None]]:
+    if client == "httpx":
+        import httpx
+
+        session = httpx.Client()
+        return (lambda i: session.post(url + CHAT, json=_body(i)).content), session.close
+    import requests
+
+    http = requests.Session()
+    return (lambda i: http.post(url + CHAT, json=_body(i)).content), http.close
+
+
+def _timed(
+    client: str, url: str, calls: int, around: Callable[[Callable[[], None]], None]
+) -> float:
+    call, close = _caller(client, url)
+    call(0)  # connect and warm up outside the timing
+
+    def work() -> None:
+        for i in range(calls):
+            call(i)
+
+    start = time.perf_counter()
+    around(work)
+    took = time.perf_counter() - start
+    close()
+    return took
+
+
+def _bench(client: str, url: str, calls: int, rounds: int) -> None:
+    from harness_tui.engine.recorded_calls import CallMode, CallSession, current
+    from harness_tui.interception import install
+
+    times: dict[str, list[float]] = {}
+
+    def plain(work: Callable[[], None]) -> None:
+        work()
+
+    def under(session: CallSession) -> Callable[[Callable[[], None]], None]:
+        def run(work: Callable[[], None]) -> None:
+            io = session.open("bench", 1)
+            token = current.set(io)
+            try:
+                work()
+            finally:
+                current.reset(token)
+                session.close(io)
+
+        return run
+
+    try:
+        import vcr
+    except ImportError:
+        vcr = None
+
+    installed = False
+    for _ in range(rounds):
+        if not installed:
+            times.setdefault("plain", []).append(_timed(client, url, calls, plain))
+        if vcr is not None and not installed:
+            with tempfile.TemporaryDirectory() as folder:
+                cassette = str(Path(folder) / "c.yaml")
+
+                def taped(work: Callable[[], None]) -> None:
+                    with vcr.use_cassette(cassette, record_mode="all"):
+                        work()
+
+                times.setdefault("vcrpy", []).append(_timed(client, url, calls, taped))
+    install()  # once installed the patches stay: the interception's modes are timed after
+    for _ in range(rounds):
+        times.setdefault("installed", []).append(_timed(client, url, calls, plain))
+        recording = CallSession(CallMode.LIVE)
+        times.setdefault("recorded", []).append(_timed(client, url, calls, under(recording)))
+        replay = CallSession(CallMode.OFFLINE, recording.recordings(), record=False)
+        times.setdefault("offline", []).append(_timed(client, url, calls, under(replay)))
+        assert not replay.divergences(), replay.divergences()
+    base = statistics.median(times["plain"])
+    print(f"{client}: {calls} calls, {rounds} rounds (median, min..max seconds)")
+    for name, found in times.items():
+        median = statistics.median(found)
+        extra = (median - base) / calls * 1e6
+        print(f"  {name:9} {median:7.3f} s  ({min(found):.3f}..{max(found):.3f})  "
+              f"{extra:+8.1f} us/call  {median / base:5.2f}x plain")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
