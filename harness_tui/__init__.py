@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     )
     from .engine.diff import PlanDiff, plan_diff
     from .engine.inputs import TaskInputs
+    from .engine.recorded_calls import CallMode, CallSession, recorded
     from .engine.state import Snapshot
     from .records.divergence import TraceDiff, trace_diff
     from .records.errors import RecordError, StoreError
@@ -92,6 +93,9 @@ _LAZY = {
     "PlanDiff": ".engine.diff",
     "plan_diff": ".engine.diff",
     "TaskInputs": ".engine.inputs",
+    "CallMode": ".engine.recorded_calls",
+    "CallSession": ".engine.recorded_calls",
+    "recorded": ".engine.recorded_calls",
     "Snapshot": ".engine.state",
     "TraceDiff": ".records.divergence",
     "trace_diff": ".records.divergence",
@@ -108,6 +112,8 @@ _LAZY = {
 }
 
 __all__ = [
+    "CallMode",
+    "CallSession",
     "CanonicalError",
     "Clock",
     "CycleError",
@@ -154,6 +160,7 @@ __all__ = [
     "load_workflow",
     "parse_workflow",
     "plan_diff",
+    "recorded",
     "replay",
     "trace_diff",
 ]

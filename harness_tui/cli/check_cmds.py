@@ -92,7 +92,6 @@ def _verify_against(
 ) -> None:
     """One fresh run of ``workflow`` compared with the export ``against`` (its calls answered
     as ``calls_mode`` says); exits."""
-    from ..engine.untrusted import visible
     from ..records.divergence import compare_records, count_tasks, trace_diff
     from ..records.export import RunRecord
 
@@ -105,13 +104,9 @@ def _verify_against(
             "task, so there is nothing to compare"
         )
     if record.redacted:
-        _verify_redacted(workflow, record, against, payload, workers, executor)
+        _verify_redacted(workflow, record, against, payload, workers, executor, calls)
     value = parse_payload(payload, record.payload)
     live = _live_record(workflow, value, workers, executor, calls)
-    for line in calls.divergences() if calls is not None else ():
-        echo(f"diverges from the recorded calls: {visible(line)}")
-    if calls is not None and calls.divergences():
-        sys.exit(EXIT_FAILED)
     diff = trace_diff(record.events, live.events, record.outputs, live.outputs)
     if diff.identical and live.digests == record.digests:
         echo(f"identical to {against}: run digest {record.digests['run']}")
@@ -145,6 +140,7 @@ def _verify_redacted(
     payload: str | None,
     workers: int,
     executor: Executor | None = None,
+    calls: CallSession | None = None,
 ) -> None:
     """A fresh run compared with a redacted export: what can be compared without the
     redacted values (each task's attempts and statuses; output digests that agree); exits."""
@@ -155,7 +151,7 @@ def _verify_redacted(
             f"{against} is redacted ({', '.join(shown(k) for k in record.redacted)}): give the "
             "payload to run with, --payload JSON or --payload @FILE"
         )
-    live = _live_record(workflow, parse_payload(payload, None), workers, executor)
+    live = _live_record(workflow, parse_payload(payload, None), workers, executor, calls)
     if live.digests == record.digests:  # the real values: everything was compared
         echo(f"identical to {against}: run digest {record.digests['run']}")
         sys.exit(EXIT_OK)
@@ -239,12 +235,19 @@ def _live_record(
     calls: CallSession | None = None,
 ) -> RunRecord:
     from ..engine.orchestrator import TaskOrchestrator
+    from ..engine.untrusted import visible
     from ..records.export import RunRecord
 
     orchestrator = TaskOrchestrator(
         workflow.graph, executor=executor, on_failure=workflow.on_failure, workers=workers
     )
-    return RunRecord.from_run(orchestrator.start(payload, calls=calls).run_to_end(), workflow)
+    run = orchestrator.start(payload, calls=calls).run_to_end()
+    diverged = calls.divergences() if calls is not None else []
+    for line in diverged:  # the first cause: what the trace shows follows from it
+        echo(f"diverges from the recorded calls: {visible(line)}")
+    if diverged:
+        sys.exit(EXIT_FAILED)
+    return RunRecord.from_run(run, workflow)
 
 
 GOLDEN_KEYS = ("payload", "plan", "trace", "results")

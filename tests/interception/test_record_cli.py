@@ -127,6 +127,12 @@ def test_record_then_verify_offline_with_the_server_stopped(
     verified = _cli("verify", str(flow), "--against", "run.json", "--offline", cwd=tmp_path)
     assert verified.returncode == 0, verified.stdout + verified.stderr
     assert "identical to run.json" in verified.stdout
+    real = json.dumps({"url": fake_model.url, "customer": "cust-4242"})
+    (tmp_path / "real.json").write_text(real, encoding="utf-8")
+    from_redacted = _cli("verify", str(flow), "--against", "red.json", "--offline",
+                         "--payload", "@real.json", cwd=tmp_path)  # fmt: skip
+    assert from_redacted.returncode == 0, from_redacted.stdout + from_redacted.stderr
+    assert "identical to red.json" in from_redacted.stdout
 
     changed = TASKS.replace('"Say hello"', '"Say goodbye"').replace('"Say nothing"', '"Hush"')
     (tmp_path / f"{module}.py").write_text(changed, encoding="utf-8")
