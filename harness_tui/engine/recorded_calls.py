@@ -34,6 +34,7 @@ from typing import Any, ParamSpec, TypeVar
 
 from .call_matching import MatchKey, differences, match_key, nearest, parse_volatile
 from .canonical import CanonicalError, check_json, loads
+from .replayed_errors import RecordedCallError, rebuild
 
 __all__ = [
     "SECRET_HEADERS",
@@ -80,10 +81,6 @@ class CallMode(StrEnum):
 class CallDiverged(ConnectionError):
     """An offline request the recording cannot answer: it was not sent, and the attempt fails
     whatever the task does with this error."""
-
-
-class RecordedCallError(Exception):
-    """A recorded call's error replayed (raised as a subclass named like the original)."""
 
 
 Headers = tuple[tuple[str, str], ...]
@@ -211,19 +208,6 @@ class Exchange:
             data.get("value"),
             None if error is None else {str(k): str(v) for k, v in error.items()},
         )
-
-
-_error_types: dict[str, type[RecordedCallError]] = {}
-
-
-def _replayed_error(error: Mapping[str, str]) -> RecordedCallError:
-    """An exception named like the recorded one, so the trace records the same error."""
-    name = error.get("type") or "Error"
-    kind = _error_types.get(name)
-    if kind is None:
-        safe = name if name.isidentifier() else "RecordedError"
-        kind = _error_types[name] = type(safe, (RecordedCallError,), {})
-    return kind(error.get("message", ""))
 
 
 class Pending:
@@ -409,7 +393,7 @@ class AttemptIO:
         answer = pending.answer
         if answer is not None:
             if answer.error is not None:
-                raise _replayed_error(answer.error)
+                raise rebuild(answer.error)
             return loads(check_json(answer.value))
         try:
             value = fn(*args, **kwargs)

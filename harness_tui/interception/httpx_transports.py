@@ -14,7 +14,7 @@ from types import ModuleType
 from typing import Any
 
 from ..engine.recorded_calls import Exchange, Pending, target
-from .replayed_errors import rebuild
+from ..engine.replayed_errors import rebuild
 
 __all__ = ["patch"]
 

@@ -18,7 +18,7 @@ from types import ModuleType
 from typing import Any
 
 from ..engine.recorded_calls import Exchange, target
-from .replayed_errors import rebuild
+from ..engine.replayed_errors import rebuild
 
 __all__ = ["patch"]
 

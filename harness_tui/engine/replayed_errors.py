@@ -2,7 +2,9 @@
 
 An export is untrusted: the class named in it is looked up only among the exceptions of the
 HTTP clients, ``asyncio``, ``socket``, ``ssl`` and the builtins, never imported, and anything
-else is raised as a :class:`~harness_tui.engine.recorded_calls.RecordedCallError` named like it.
+else is raised as a :class:`RecordedCallError` named like it (``except Exception`` catches
+it, ``except TheOriginalClass`` does not: an exception class of the task's own code is not
+rebuilt from an untrusted export).
 """
 
 from __future__ import annotations
@@ -12,9 +14,13 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..engine.recorded_calls import RecordedCallError
+__all__ = ["RecordedCallError", "rebuild"]
 
-__all__ = ["rebuild"]
+
+class RecordedCallError(Exception):
+    """A recorded error replayed whose class is not rebuilt (raised as a subclass named like
+    the original)."""
+
 
 _MODULES = ("httpx", "httpx2", "urllib3", "asyncio", "socket", "ssl", "builtins",
             "harness_tui.engine.offline_guard", "harness_tui.engine.recorded_calls")  # fmt: skip
@@ -50,9 +56,15 @@ def rebuild(
             if isinstance(made, BaseException):
                 return made
     name = error.get("type") or "RecordedError"
-    kind = type(name if name.isidentifier() else "RecordedError", (RecordedCallError,), {})
+    kind = _named.get(name)
+    if kind is None:
+        safe = name if name.isidentifier() else "RecordedError"
+        kind = _named[name] = type(safe, (RecordedCallError,), {})
     replayed: BaseException = kind(message)
     return replayed
+
+
+_named: dict[str, type[RecordedCallError]] = {}
 
 
 def _plain(cls: type[BaseException], message: str) -> BaseException:
