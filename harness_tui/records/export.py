@@ -436,7 +436,10 @@ class RunRecord:
         it, the same export without the logs (``logs_omitted`` says why): logs are beside the
         trace, in no digest, and the first thing to give up for an export the reader opens."""
         text = self.to_text()
-        if len(text.encode("utf-8")) <= limit or not self.logs:
+        if len(text.encode("utf-8")) <= limit:
+            return self, text
+        if not self.logs:
+            self._refuse_recordings_over(limit)
             return self, text
         document = dict(self.document)
         document["attempts"] = [{**a, "log": None} for a in document.get("attempts") or []]
@@ -448,12 +451,20 @@ class RunRecord:
         document["checksum"] = _checksum(document)
         smaller = RunRecord(document, self.source_name)
         text = smaller.to_text()
-        if len(text.encode("utf-8")) > limit and smaller.recordings:
+        if len(text.encode("utf-8")) > limit:
+            smaller._refuse_recordings_over(limit)
+        return smaller, text
+
+    def _refuse_recordings_over(self, limit: int) -> None:
+        """An export over ``limit`` without logs to give up: with recorded calls it is refused
+        (written without them, it could not be re-run offline)."""
+        if self.document.get("unattributed_io") is not None or any(
+            a.get("io") for a in self.document.get("attempts") or []
+        ):
             raise RecordError(
                 f"the recorded calls alone take the export over the {limit:,}-byte limit of "
                 "the reader: not written (an export without them could not be re-run offline)"
             )
-        return smaller, text
 
     # -- reading ----------------------------------------------------------------------------
 

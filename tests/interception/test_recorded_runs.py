@@ -42,7 +42,7 @@ def gathered(inputs: Any) -> list[str]:
     async def ask() -> list[str]:
         async with httpx.AsyncClient() as client:
             answers = await asyncio.gather(
-                *(client.post(url + CHAT, json=_chat(url, f"q{i % 3}")) for i in range(6))
+                *(client.post(url + CHAT, json=_chat(url, f"q{i}")) for i in range(6))
             )
         return [a.json()["choices"][0]["message"]["content"] for a in answers]
 
@@ -55,17 +55,20 @@ def pooled(inputs: Any) -> list[str]:
     url = inputs["payload"]["url"]
 
     def one(i: int) -> str:
-        reply = requests.post(url + CHAT, json=_chat(url, f"p{i % 2}"), timeout=5)
+        reply = requests.post(url + CHAT, json=_chat(url, f"p{i}"), timeout=5)
         return str(reply.json()["choices"][0]["message"]["content"])
 
     with ThreadPoolExecutor(4) as pool:
         return list(pool.map(one, range(8)))
 
 
-def streamed(inputs: Any) -> str:
+def streamed(inputs: Any) -> list[str]:
     url = inputs["payload"]["url"]
-    with httpx.stream("POST", url + CHAT, json=_chat(url, "s", stream=True)) as reply:
-        return "".join(reply.iter_text())
+    answers = []
+    for _ in range(2):  # the same request twice: each gets its own answer again
+        with httpx.stream("POST", url + CHAT, json=_chat(url, "s", stream=True)) as reply:
+            answers.append("".join(reply.iter_text()))
+    return answers
 
 
 def test_gather_pools_and_streams_replay_offline_byte_for_byte(fake_model: FakeModel) -> None:
@@ -84,6 +87,8 @@ def test_gather_pools_and_streams_replay_offline_byte_for_byte(fake_model: FakeM
     assert offline.divergences() == []
     assert again.results == live.results
     assert again.digests() == live.digests()
+    first, second = live.results["streamed"]
+    assert first != second
 
 
 def flaky(inputs: Any) -> str:
@@ -106,9 +111,9 @@ def test_retries_replay_their_own_answers(fake_model: FakeModel) -> None:
     payload = {"url": fake_model.url}
     session = CallSession(CallMode.LIVE)
     live = _run(graph, payload, session)
-    statuses = [
+    statuses = sorted(
         (e.task, e.attempt, e.status.value) for e in live.events if e.status.value != "running"
-    ]
+    )
     assert statuses == [("flaky", 1, "failed"), ("flaky", 2, "succeeded"),
                         ("slow", 1, "failed"), ("slow", 2, "succeeded")]  # fmt: skip
     recorded = session.recordings()
