@@ -23,6 +23,7 @@ from ..engine.canonical import CanonicalError, check_json
 from ..engine.clock import SystemClock
 from ..engine.executors import INTERRUPTED
 from ..engine.failures import error_of, traceback_of
+from ..engine.recorded_calls import io
 from .refs import LazyCallable
 
 __all__ = ["COMMAND", "main"]
@@ -32,10 +33,15 @@ COMMAND = (sys.executable, "-m", "harness_tui.workflow.isolated")
 
 
 class _Inputs(dict[str, Any]):
-    """The inputs mapping, with the ``clock`` and ``cancelled`` built-ins look for."""
+    """The inputs mapping, with the ``clock`` and ``cancelled`` built-ins look for, and
+    ``io`` (recorded calls; plain calls here: a child records nothing yet)."""
 
     clock = SystemClock()
     cancelled = threading.Event()
+
+    def __init__(self, request: Mapping[str, Any]) -> None:
+        super().__init__(request)
+        self["io"] = io
 
 
 def _attempt(ref: str, base: str, inputs: Mapping[str, Any]) -> dict[str, Any]:

@@ -214,3 +214,51 @@ def test_secret_headers_are_never_recorded(fake_model: FakeModel) -> None:
     assert "content-type" in names
     text = json.dumps(exchange.to_json())
     assert "sk-live" not in text and "server-secret" not in text and "visible" not in text
+
+
+async def asking_async(inputs: Any) -> str:
+    url = inputs["payload"]["url"]
+    async with httpx.AsyncClient() as client:
+        reply = await client.post(url + CHAT, json=_chat(url, "async"))
+    return str(reply.json()["choices"][0]["message"]["content"])
+
+
+def test_an_async_task_on_the_harness_loop_is_recorded_and_replayed(fake_model: FakeModel) -> None:
+    graph = TaskGraph()
+    graph.add_task(TaskNode("asking_async", asking_async))
+    session = CallSession(CallMode.LIVE)
+    live = _run(graph, {"url": fake_model.url}, session)
+    assert len(session.recordings()[("asking_async", 1)]) == 1
+    fake_model.stop()
+    offline = CallSession(CallMode.OFFLINE, _again(session.recordings()), record=False)
+    assert _run(graph, {"url": fake_model.url}, offline).results == live.results
+
+
+def test_name_resolution_is_refused_offline() -> None:
+    def resolve(inputs: Any) -> str:
+        try:
+            socket.getaddrinfo("localhost", 80)
+        except OSError:
+            return "refused"
+        return "resolved"
+
+    graph = TaskGraph()
+    graph.add_task(TaskNode("resolve", resolve))
+    again = _run(graph, {}, CallSession(CallMode.OFFLINE, {}, record=False))
+    error = again.events[-1].error
+    assert error is not None and "resolving localhost refused" in error["message"]
+
+
+def test_a_task_in_a_child_process_has_io_for_plain_calls(tmp_path: Any) -> None:
+    from harness_tui.records.live import LiveRun
+    from harness_tui.workflow.loader import load_workflow
+
+    (tmp_path / "io_child_tasks.py").write_text(
+        "def ask(inputs):\n    return inputs['io'].call('answer', lambda: 42)\n", encoding="utf-8"
+    )
+    flow = tmp_path / "flow.yaml"
+    flow.write_text("name: child\ntasks:\n  ask: {run: 'io_child_tasks:ask'}\n", encoding="utf-8")
+    workflow = load_workflow(flow)
+    live = LiveRun.start(workflow, {}, isolation="process")
+    live.drive()
+    assert live.run.results == {"ask": 42}
