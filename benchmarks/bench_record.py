@@ -9,7 +9,8 @@ Per client, each round times 1,000 calls:
 - ``vcrpy``: vcrpy 9 recording the same calls into a cassette (if installed), for comparison.
 
 Prints medians and spreads (min..max) over the rounds, the overhead per call in microseconds
-against ``plain``, and each ratio (target for ``recorded``: at most 1.3x).
+against ``plain``, and each ratio (target for ``recorded``: at most 1.3x). Then correctness:
+two prompts recorded, replayed in the other order, with vcrpy's default matching and ours.
 
 Run: python benchmarks/bench_record.py [--calls 1000] [--rounds 5]
 """
@@ -45,8 +46,55 @@ def main() -> None:
     try:
         for client in ("httpx", "requests"):
             _bench(client, server.url, args.calls, args.rounds)
+        _swapped(server.url)
     finally:
         server.stop()
+
+
+def _swapped(url: str) -> None:
+    """Record prompts A then B, replay B then A: does each get its own answer?"""
+    import httpx
+
+    from harness_tui.engine.recorded_calls import CallMode, CallSession, current
+    from harness_tui.interception import install, uninstall
+
+    def ask(prompt: str) -> str:
+        reply = httpx.post(url + CHAT, json=_body(0) | {"messages": [{"content": prompt}]})
+        return str(reply.json()["choices"][0]["message"]["content"])
+
+    try:
+        import vcr
+    except ImportError:
+        vcr = None
+    uninstall()
+    if vcr is not None:
+        with tempfile.TemporaryDirectory() as folder:
+            cassette = str(Path(folder) / "c.yaml")
+            with vcr.use_cassette(cassette, record_mode="all"):
+                live = {"A": ask("A"), "B": ask("B")}
+            with vcr.use_cassette(cassette, record_mode="none", allow_playback_repeats=False):
+                again = {"B": ask("B"), "A": ask("A")}
+        print(f"vcrpy default matching, other order: {_verdict(live, again)}")
+    install()
+    session = CallSession(CallMode.LIVE)
+    io = session.open("t", 1)
+    token = current.set(io)
+    live = {"A": ask("A"), "B": ask("B")}
+    current.reset(token)
+    replay = CallSession(CallMode.OFFLINE, session.recordings(), record=False)
+    io = replay.open("t", 1)
+    token = current.set(io)
+    again = {"B": ask("B"), "A": ask("A")}
+    current.reset(token)
+    print(f"harness-tui matching, other order: {_verdict(live, again)}")
+
+
+def _verdict(live: dict[str, str], again: dict[str, str]) -> str:
+    if live == again:
+        return "each prompt got its own answer"
+    if live["A"] == again["B"] and live["B"] == again["A"]:
+        return "the two prompts got each other's answers"
+    return f"different answers ({live} vs {again})"
 
 
 def _caller(client: str, url: str) -> tuple[Callable[[int], bytes], Callable[[], None]]:
@@ -80,7 +128,7 @@ def _timed(
 
 def _bench(client: str, url: str, calls: int, rounds: int) -> None:
     from harness_tui.engine.recorded_calls import CallMode, CallSession, current
-    from harness_tui.interception import install
+    from harness_tui.interception import install, uninstall
 
     times: dict[str, list[float]] = {}
 
@@ -96,6 +144,7 @@ def _bench(client: str, url: str, calls: int, rounds: int) -> None:
             finally:
                 current.reset(token)
                 session.close(io)
+                session.finish()
 
         return run
 
@@ -104,11 +153,10 @@ def _bench(client: str, url: str, calls: int, rounds: int) -> None:
     except ImportError:
         vcr = None
 
-    installed = False
-    for _ in range(rounds):
-        if not installed:
-            times.setdefault("plain", []).append(_timed(client, url, calls, plain))
-        if vcr is not None and not installed:
+    for _ in range(rounds):  # every mode in every round: the machine's load changes
+        uninstall()
+        times.setdefault("plain", []).append(_timed(client, url, calls, plain))
+        if vcr is not None:
             with tempfile.TemporaryDirectory() as folder:
                 cassette = str(Path(folder) / "c.yaml")
 
@@ -117,8 +165,7 @@ def _bench(client: str, url: str, calls: int, rounds: int) -> None:
                         work()
 
                 times.setdefault("vcrpy", []).append(_timed(client, url, calls, taped))
-    install()  # once installed the patches stay: the interception's modes are timed after
-    for _ in range(rounds):
+        install()
         times.setdefault("installed", []).append(_timed(client, url, calls, plain))
         recording = CallSession(CallMode.LIVE)
         times.setdefault("recorded", []).append(_timed(client, url, calls, under(recording)))

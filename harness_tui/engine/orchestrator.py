@@ -404,10 +404,13 @@ class Run:
 
     def close(self) -> None:
         """Let go of the worker threads of a run left unfinished (tasks started ahead are
-        cancelled and never recorded). A finished run has let go already."""
+        cancelled and never recorded), and stop keeping requests of threads outside its
+        attempts. A finished run has let go already."""
         if self._pool is not None:
             self._pool.close()
             self._pool = None
+        if self.context.calls is not None:
+            self.context.calls.finish()
 
     def run_to_end(self) -> Run:
         """Execute every remaining task."""

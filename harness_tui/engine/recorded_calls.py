@@ -476,6 +476,14 @@ class CallSession:
                 self.attempts.pop((io.task, io.attempt), None)
         return io.divergence
 
+    def finish(self) -> None:
+        """The run ended (or was left): requests of threads outside any attempt are no longer
+        kept by it (threads its attempts started still report to it)."""
+        global _active
+        with _lock:
+            if _active is self:
+                _active = None
+
     def divergences(self) -> list[str]:
         """The one line of each attempt that diverged from the recording, in attempt order."""
         with _lock:

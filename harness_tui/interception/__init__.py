@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import importlib
 import threading
+from typing import Any
 
-__all__ = ["install", "installed"]
+__all__ = ["install", "installed", "uninstall"]
 
 _lock = threading.Lock()
 _installed: list[str] = []
+_undo: list[tuple[Any, str, Any]] = []
 
 CLIENTS = (
     ("httpx", "harness_tui.interception.httpx_transports"),
@@ -37,9 +39,18 @@ def install() -> list[str]:
                     client = importlib.import_module(name)
                 except ImportError:
                     continue
-                importlib.import_module(patcher).patch(client)
+                _undo.extend(importlib.import_module(patcher).patch(client))
                 _installed.append(name)
         return list(_installed)
+
+
+def uninstall() -> None:
+    """Put the clients' own methods back (benchmarks compare with and without)."""
+    with _lock:
+        for owner, name, original in reversed(_undo):
+            setattr(owner, name, original)
+        _undo.clear()
+        _installed.clear()
 
 
 def installed() -> list[str]:

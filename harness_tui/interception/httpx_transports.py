@@ -44,8 +44,9 @@ class _Kept:
             self.pending.responded(self.status, self.headers, self.chunks, error)
 
 
-def patch(httpx: ModuleType) -> None:
-    """Wrap the default sync and async transports of ``httpx`` (or a module of its API)."""
+def patch(httpx: ModuleType) -> list[tuple[Any, str, Any]]:
+    """Wrap the default sync and async transports of ``httpx`` (or a module of its API);
+    return ``(owner, name, original)`` of each method replaced."""
 
     class KeptStream(httpx.SyncByteStream):  # type: ignore[misc,name-defined]
         def __init__(self, stream: Any, kept: _Kept) -> None:
@@ -168,3 +169,7 @@ def patch(httpx: ModuleType) -> None:
     handle_async_request.__wrapped__ = async_transport  # type: ignore[attr-defined]
     httpx.HTTPTransport.handle_request = handle_request
     httpx.AsyncHTTPTransport.handle_async_request = handle_async_request
+    return [
+        (httpx.HTTPTransport, "handle_request", sync_transport),
+        (httpx.AsyncHTTPTransport, "handle_async_request", async_transport),
+    ]

@@ -25,8 +25,9 @@ __all__ = ["patch"]
 _CHUNK = 64 * 1024
 
 
-def patch(urllib3: ModuleType) -> None:
-    """Wrap ``urllib3.connectionpool.HTTPConnectionPool._make_request``."""
+def patch(urllib3: ModuleType) -> list[tuple[Any, str, Any]]:
+    """Wrap ``urllib3.connectionpool.HTTPConnectionPool._make_request``; return
+    ``(owner, name, original)``."""
     from urllib3 import exceptions
     from urllib3.connectionpool import HTTPConnectionPool
     from urllib3.response import HTTPResponse
@@ -117,3 +118,4 @@ def patch(urllib3: ModuleType) -> None:
 
     _make_request.__wrapped__ = original  # type: ignore[attr-defined]
     HTTPConnectionPool._make_request = _make_request  # type: ignore[method-assign]
+    return [(HTTPConnectionPool, "_make_request", original)]

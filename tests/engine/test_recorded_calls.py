@@ -169,3 +169,10 @@ def test_exchanges_survive_their_json_form() -> None:
         Exchange.from_json({**exchange.to_json(), "seq": -1})
     with pytest.raises(ValueError, match="base64"):
         Exchange.from_json({**exchange.to_json(), "chunks": [{"base64": "%%"}]})
+
+
+def test_a_finished_run_keeps_no_requests_of_outside_threads() -> None:
+    session = CallSession(CallMode.LIVE)
+    _run(_graph(drawing), session)
+    assert io.call("after", lambda: 1) == 1
+    assert ("", 0) not in session.recordings()
