@@ -47,8 +47,42 @@ def main() -> None:
         for client in ("httpx", "requests"):
             _bench(client, server.url, args.calls, args.rounds)
         _swapped(server.url)
+        _core(args.calls, args.rounds)
     finally:
         server.stop()
+
+
+def _core(calls: int, rounds: int) -> None:
+    """The recorder's own cost per exchange, without the network's noise: numbering, header
+    cleaning and keeping (recording), and key, match and copy (offline)."""
+    import json
+
+    from harness_tui.engine.recorded_calls import CallMode, CallSession
+
+    headers = [("content-type", "application/json"), ("authorization", "Bearer x")] * 4
+    bodies = [json.dumps(_body(i)).encode() for i in range(calls)]
+    answer = [b'{"choices": [{"message": {"content": "hello"}}]}']
+    kept: list[float] = []
+    answered: list[float] = []
+    for _ in range(rounds):
+        session = CallSession(CallMode.LIVE)
+        io = session.open("t", 1)
+        start = time.perf_counter()
+        for body in bodies:
+            io.begin("http", "POST", "http://127.0.0.1:1" + CHAT, headers, body).responded(
+                200, headers, answer
+            )
+        kept.append(time.perf_counter() - start)
+        replay = CallSession(CallMode.OFFLINE, session.recordings(), record=False)
+        io = replay.open("t", 1)
+        start = time.perf_counter()
+        for body in bodies:
+            io.begin("http", "POST", "http://127.0.0.1:1" + CHAT, headers, body)
+        answered.append(time.perf_counter() - start)
+    for name, found in (("recording", kept), ("answering", answered)):
+        each = [t / calls * 1e6 for t in found]
+        print(f"recorder alone, {name}: {statistics.median(each):.1f} us per exchange "
+              f"({min(each):.1f}..{max(each):.1f})")  # fmt: skip
 
 
 def _swapped(url: str) -> None:

@@ -337,14 +337,18 @@ class AttemptIO:
             CallDiverged: offline, and the recording has no answer for it (the attempt is then
                 marked diverged).
         """
-        key = self.session.key(method, url, body)
-        with _lock:
-            seq = self._seq
-            self._seq += 1
-            count = self._counts.get(key, 0)
-            self._counts[key] = count + 1
         answer = None
-        if self._answers is not None:
+        if self._answers is None:  # nothing to match against: no key to compute
+            with _lock:
+                seq = self._seq
+                self._seq += 1
+        else:
+            key = self.session.key(method, url, body)
+            with _lock:
+                seq = self._seq
+                self._seq += 1
+                count = self._counts.get(key, 0)
+                self._counts[key] = count + 1
             answer = self._answers.get((key, count))
             if answer is None and self.session.mode is CallMode.OFFLINE:
                 raise CallDiverged(self.diverge(self._unmatched(key, count)))
