@@ -255,15 +255,8 @@ def run(
     calls = recording_session(record, isolation, executor_spec)
     store = None if no_store else _open_store(store_path, create=True)
     executor, workers = cluster_executor(executor_spec, workers)
-    live = LiveRun.start(
-        workflow,
-        value,
-        store=store,
-        executor=executor,
-        isolation=isolation,
-        workers=workers,
-        calls=calls,
-    )
+    live = LiveRun.start(workflow, value, store=store, executor=executor, isolation=isolation,
+                         workers=workers, calls=calls)  # fmt: skip
     run_id = live.ensure_recorded()
     if run_id and not quiet:
         echo(f"run id: {run_id}", err=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
 from types import ModuleType
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..engine.recorded_calls import Exchange, Pending, target
 from ..engine.replayed_errors import rebuild
@@ -44,14 +44,19 @@ class _Kept:
             self.pending.responded(self.status, self.headers, self.chunks, error)
 
 
-def patch(httpx: ModuleType) -> list[tuple[Any, str, Any]]:
-    """Wrap the default sync and async transports of ``httpx`` (or a module of its API);
-    return ``(owner, name, original)`` of each method replaced."""
+class _Streams(NamedTuple):
+    """Stream classes built on one httpx module's base classes (its type checks need them)."""
 
-    class KeptStream(httpx.SyncByteStream):  # type: ignore[misc,name-defined]
+    kept: type
+    async_kept: type
+    replay: type
+    async_replay: type
+
+
+def _streams(httpx: ModuleType) -> _Streams:
+    class Kept(httpx.SyncByteStream):  # type: ignore[misc,name-defined]
         def __init__(self, stream: Any, kept: _Kept) -> None:
-            self._stream = stream
-            self._kept = kept
+            self._stream, self._kept = stream, kept
 
         def __iter__(self) -> Iterator[bytes]:
             try:
@@ -67,10 +72,9 @@ def patch(httpx: ModuleType) -> list[tuple[Any, str, Any]]:
             self._kept.finish()
             self._stream.close()
 
-    class AsyncKeptStream(httpx.AsyncByteStream):  # type: ignore[misc,name-defined]
+    class AsyncKept(httpx.AsyncByteStream):  # type: ignore[misc,name-defined]
         def __init__(self, stream: Any, kept: _Kept) -> None:
-            self._stream = stream
-            self._kept = kept
+            self._stream, self._kept = stream, kept
 
         async def __aiter__(self) -> AsyncIterator[bytes]:
             try:
@@ -86,20 +90,18 @@ def patch(httpx: ModuleType) -> list[tuple[Any, str, Any]]:
             self._kept.finish()
             await self._stream.aclose()
 
-    class ReplayStream(httpx.SyncByteStream):  # type: ignore[misc,name-defined]
+    class Replay(httpx.SyncByteStream):  # type: ignore[misc,name-defined]
         def __init__(self, answer: Exchange, request: Any) -> None:
-            self._answer = answer
-            self._request = request
+            self._answer, self._request = answer, request
 
         def __iter__(self) -> Iterator[bytes]:
             yield from self._answer.chunks
             if self._answer.error is not None:
                 raise _error(self._answer.error, self._request)
 
-    class AsyncReplayStream(httpx.AsyncByteStream):  # type: ignore[misc,name-defined]
+    class AsyncReplay(httpx.AsyncByteStream):  # type: ignore[misc,name-defined]
         def __init__(self, answer: Exchange, request: Any) -> None:
-            self._answer = answer
-            self._request = request
+            self._answer, self._request = answer, request
 
         async def __aiter__(self) -> AsyncIterator[bytes]:
             for chunk in self._answer.chunks:
@@ -107,63 +109,65 @@ def patch(httpx: ModuleType) -> list[tuple[Any, str, Any]]:
             if self._answer.error is not None:
                 raise _error(self._answer.error, self._request)
 
-    def replayed(answer: Exchange, request: Any, stream: Any) -> Any:
-        if answer.status is None:
-            raise _error(answer.error or {"type": "RecordedError"}, request)
-        return httpx.Response(
-            answer.status, headers=list(answer.response_headers), stream=stream(answer, request)
-        )
+    return _Streams(Kept, AsyncKept, Replay, AsyncReplay)
 
-    def begin(request: Any, body: bytes) -> Pending | None:
-        io = target()
-        if io is None:
-            return None
-        return io.begin("http", request.method, str(request.url), request.headers.multi_items(),
-                        body)  # fmt: skip
 
+def _begin(request: Any, body: bytes) -> Pending:
+    recorder = target()
+    assert recorder is not None
+    headers = request.headers.multi_items()
+    return recorder.begin("http", request.method, str(request.url), headers, body)
+
+
+def _replayed(httpx: ModuleType, answer: Exchange, request: Any, stream: type) -> Any:
+    if answer.status is None:
+        raise _error(answer.error or {"type": "RecordedError"}, request)
+    headers = list(answer.response_headers)
+    return httpx.Response(answer.status, headers=headers, stream=stream(answer, request))
+
+
+def _kept(httpx: ModuleType, pending: Pending, response: Any, stream: type) -> Any:
+    kept = _Kept(pending, response)
+    return httpx.Response(
+        response.status_code,
+        headers=response.headers,
+        stream=stream(response.stream, kept),
+        extensions=response.extensions,
+    )
+
+
+def patch(httpx: ModuleType) -> list[tuple[Any, str, Any]]:
+    """Wrap the default sync and async transports of ``httpx`` (or a module of its API);
+    return ``(owner, name, original)`` of each method replaced."""
+    streams = _streams(httpx)
     sync_transport = httpx.HTTPTransport.handle_request
+    async_transport = httpx.AsyncHTTPTransport.handle_async_request
 
     def handle_request(self: Any, request: Any) -> Any:
         if target() is None:
             return sync_transport(self, request)
-        pending = begin(request, request.read())
-        assert pending is not None
+        pending = _begin(request, request.read())
         if pending.answer is not None:
-            return replayed(pending.answer, request, ReplayStream)
+            return _replayed(httpx, pending.answer, request, streams.replay)
         try:
             response = sync_transport(self, request)
         except BaseException as exc:
             pending.failed(exc)
             raise
-        kept = _Kept(pending, response)
-        return httpx.Response(
-            response.status_code,
-            headers=response.headers,
-            stream=KeptStream(response.stream, kept),
-            extensions=response.extensions,
-        )
-
-    async_transport = httpx.AsyncHTTPTransport.handle_async_request
+        return _kept(httpx, pending, response, streams.kept)
 
     async def handle_async_request(self: Any, request: Any) -> Any:
         if target() is None:
             return await async_transport(self, request)
-        pending = begin(request, await request.aread())
-        assert pending is not None
+        pending = _begin(request, await request.aread())
         if pending.answer is not None:
-            return replayed(pending.answer, request, AsyncReplayStream)
+            return _replayed(httpx, pending.answer, request, streams.async_replay)
         try:
             response = await async_transport(self, request)
         except BaseException as exc:
             pending.failed(exc)
             raise
-        kept = _Kept(pending, response)
-        return httpx.Response(
-            response.status_code,
-            headers=response.headers,
-            stream=AsyncKeptStream(response.stream, kept),
-            extensions=response.extensions,
-        )
+        return _kept(httpx, pending, response, streams.async_kept)
 
     handle_request.__wrapped__ = sync_transport  # type: ignore[attr-defined]
     handle_async_request.__wrapped__ = async_transport  # type: ignore[attr-defined]
