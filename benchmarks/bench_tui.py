@@ -73,8 +73,8 @@ async def step_latencies(app: Any, pilot: Any, steps: int) -> list[float]:
     for _ in range(steps):
         target = session.delivered + 2
         start = time.perf_counter()
-        screen.action_step()
-        while session.delivered < target or screen._run_active:
+        screen.act("run-step")
+        while session.delivered < target or screen.controller.driving:
             await asyncio.sleep(0.001)
         latencies.append(time.perf_counter() - start)
         await settle(pilot)

@@ -28,7 +28,6 @@ if TYPE_CHECKING:
         ResumeError,
         Run,
         RunStatus,
-        SerialExecutor,
         Status,
         Stop,
         StopReason,
@@ -47,6 +46,8 @@ if TYPE_CHECKING:
     from .engine.inputs import TaskInputs
     from .engine.recorded_calls import CallMode, CallSession, recorded
     from .engine.state import Snapshot
+    from .executors import Attempt, Executor, ExecutorError, Outcome, OutcomeKind
+    from .executors.threads import SerialExecutor, ThreadExecutor
     from .records.divergence import TraceDiff, trace_diff
     from .records.errors import RecordError, StoreError
     from .records.export import RunRecord
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
     from .records.replay import replay
     from .records.store import RunStore
     from .workflow.errors import WorkflowError
+    from .workflow.expressions import condition
     from .workflow.loader import Workflow, load_workflow, parse_workflow
 
 __version__ = "0.1.0"
@@ -75,7 +77,13 @@ _LAZY = {
     "ResumeError": ".engine",
     "Run": ".engine",
     "RunStatus": ".engine",
-    "SerialExecutor": ".engine",
+    "Attempt": ".executors",
+    "Executor": ".executors",
+    "ExecutorError": ".executors",
+    "Outcome": ".executors",
+    "OutcomeKind": ".executors",
+    "SerialExecutor": ".executors.threads",
+    "ThreadExecutor": ".executors.threads",
     "Status": ".engine",
     "Stop": ".engine",
     "StopReason": ".engine",
@@ -106,12 +114,14 @@ _LAZY = {
     "replay": ".records.replay",
     "RunStore": ".records.store",
     "WorkflowError": ".workflow.errors",
+    "condition": ".workflow.expressions",
     "Workflow": ".workflow.loader",
     "load_workflow": ".workflow.loader",
     "parse_workflow": ".workflow.loader",
 }
 
 __all__ = [
+    "Attempt",
     "CallMode",
     "CallSession",
     "CanonicalError",
@@ -119,12 +129,16 @@ __all__ = [
     "CycleError",
     "DeterministicScheduler",
     "Driver",
+    "Executor",
+    "ExecutorError",
     "FakeClock",
     "GraphError",
     "Harness",
     "HarnessError",
     "LiveRun",
     "OnFailure",
+    "Outcome",
+    "OutcomeKind",
     "Plan",
     "PlanDiff",
     "PlanStep",
@@ -147,6 +161,7 @@ __all__ = [
     "TaskInputs",
     "TaskNode",
     "TaskOrchestrator",
+    "ThreadExecutor",
     "TraceDiff",
     "TraceEvent",
     "Trigger",
@@ -155,6 +170,7 @@ __all__ = [
     "__version__",
     "canonical_json",
     "compute_task_id",
+    "condition",
     "debug",
     "digest",
     "load_workflow",

@@ -3,8 +3,6 @@ user_profile.yaml. Open it with ``harness-tui workflows/user_profile.py:build_ha
 
 from __future__ import annotations
 
-from typing import Any
-
 from tasks.user_profile import (
     check_quota,
     compose_response,
@@ -13,15 +11,11 @@ from tasks.user_profile import (
     extract_user_info,
 )
 
-from harness_tui import Harness
+from harness_tui import Harness, condition
 
 NAME = "user_profile"
 DESCRIPTION = "Look up a user, check their quota and level, and compose a response."
 PAYLOAD = {"user_id": "u001"}
-
-
-def known_user(scope: Any) -> bool:
-    return bool(scope["payload"]["user_id"] != "anonymous")
 
 
 def build_harness() -> Harness:
@@ -35,7 +29,7 @@ def build_harness() -> Harness:
         retry_interval=0.5,
         timeout_seconds=5,
         fallback=default_quota,
-        when=known_user,
+        when=condition("payload.user_id != 'anonymous'"),  # the YAML file's, as written
         params={"limit": 100},
     )
     harness.register("enrich_user_data", enrich_user_data, depends_on=["extract_user_info"])

@@ -11,12 +11,15 @@ import threading
 from typing import NoReturn
 
 import click
+from click.shell_completion import CompletionItem
 
 from .. import __version__
+from ..config import Config
 from ..engine.errors import HarnessError
 from ..engine.untrusted import quoted, shown
 from .common import (
     EXIT_INVALID,
+    data_table,
     die,
     echo,
     echo_error_line,
@@ -26,13 +29,17 @@ from .common import (
     parse_payload,
     payload_option,
     table_console,
+    use_glyphs,
 )
+from .completion import WORKFLOW, complete_files
 
 # Command name -> the module (in this package) that registers it on `cli` when imported:
 # a command's module, and what it imports, loads only when that command runs or `--help`
 # lists them all. The commands defined in this module are always there.
 LAZY_COMMANDS = {
+    "config": "config_cmd",
     "diff": "diff_cmd",
+    "examples": "examples_cmd",
     "export": "records_cmds",
     "golden": "check_cmds",
     "open": "tui_cmds",
@@ -42,6 +49,7 @@ LAZY_COMMANDS = {
     "resume": "records_cmds",
     "run": "records_cmds",
     "runs": "records_cmds",
+    "serve": "serve_cmd",
     "show": "tui_cmds",
     "verify": "check_cmds",
 }
@@ -67,11 +75,15 @@ class _Group(click.Group):
             importlib.import_module(f"{__package__}.{module}")  # registers it on `cli`
         return self.commands.get(cmd_name)
 
+    def shell_complete(self, ctx: click.Context, incomplete: str) -> list[CompletionItem]:
+        # `harness-tui FILE` opens FILE: the first word is a command or a file.
+        return [*super().shell_complete(ctx, incomplete), *complete_files(incomplete)]
+
     def resolve_command(
         self, ctx: click.Context, args: list[str]
     ) -> tuple[str | None, click.Command | None, list[str]]:
         known = args and (args[0] in self.commands or args[0] in LAZY_COMMANDS)
-        if args and not known and args[0] not in ("-h", "--help", "--version"):
+        if args and not known and args[0] not in ("-h", "--help", "-V", "--version"):
             return super().resolve_command(ctx, ["open", *args])
         return super().resolve_command(ctx, args)
 
@@ -82,7 +94,7 @@ class _Group(click.Group):
     # Unknown options (harness-tui --no-store) are the workbench's: pass them on to `open`.
     context_settings={"help_option_names": ["-h", "--help"], "ignore_unknown_options": True},
 )
-@click.version_option(__version__, prog_name="harness-tui")
+@click.version_option(__version__, "-V", "--version", prog_name="harness-tui")
 @click.pass_context
 def cli(ctx: click.Context) -> None:
     """A deterministic workflow harness with a terminal workbench.
@@ -99,8 +111,13 @@ def cli(ctx: click.Context) -> None:
 
 
 @cli.command()
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
-def validate(files: tuple[str, ...]) -> None:
+@click.argument("files", nargs=-1, required=True, type=WORKFLOW)
+@click.option(
+    "--imports",
+    is_flag=True,
+    help="Also import every run: and fallback: reference (this runs the modules' code).",
+)
+def validate(files: tuple[str, ...], imports: bool) -> None:
     """Check workflow files; print 'ok' or every problem as file:line:col: message."""
     from ..workflow.errors import WorkflowError
     from ..workflow.sources import is_python_ref, load_any
@@ -118,13 +135,22 @@ def validate(files: tuple[str, ...]) -> None:
         if not is_python_ref(path):
             for line, column, message in yaml11_differences(workflow.source):
                 echo_error_line(f"{shown(path)}:{line}:{column}: warning: {message}")
+        if imports:
+            from ..workflow.imports import import_problems
+
+            failed = import_problems(workflow)
+            for problem in failed:
+                echo_error_line(str(problem))
+            if failed:
+                bad = True
+                continue
         count = len(workflow.graph)
         echo(f"ok: {shown(path)} ({count} task{'s' * (count != 1)})")
     sys.exit(EXIT_INVALID if bad else 0)
 
 
 @cli.command()
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=WORKFLOW)
 @payload_option
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
 def plan(file: str, payload: str | None, as_json: bool) -> None:
@@ -160,9 +186,7 @@ def plan(file: str, payload: str | None, as_json: bool) -> None:
         lines = ["\t".join(PLAN_COLUMNS), *("\t".join(row) for row in rows)]
         echo("\n".join([*lines, f"plan digest: {the_plan.digest}"]))
         return
-    from rich.table import Table
-
-    table = Table(title=f"{shown(workflow.name)}: {len(the_plan)} tasks", title_justify="left")
+    table = data_table(title=f"{shown(workflow.name)}: {len(the_plan)} tasks", title_justify="left")
     for column in PLAN_COLUMNS:
         table.add_column(column, justify="right" if column in ("#", "level") else "left")
     for row in rows:
@@ -208,7 +232,16 @@ def main() -> None:
     # with the command, is tuned: a program that imports harness_tui keeps its own settings.
     gc.set_threshold(50_000, 1_000, 1_000)
     try:
-        cli(standalone_mode=True)
+        settings = _settings(sys.argv[1:])
+        if settings is not None:
+            use_glyphs(settings.get("glyphs"))
+        cli(
+            standalone_mode=True,
+            # The same variable however it was started (`python -m harness_tui` too).
+            complete_var="_HARNESS_TUI_COMPLETE",
+            default_map=_option_defaults(settings),
+            obj=settings,  # the workbench reads its theme, glyphs and keymap from it
+        )
     except KeyboardInterrupt:  # pragma: no cover - interactive
         echo("interrupted", err=True)
         _exit(130)
@@ -216,6 +249,35 @@ def main() -> None:
         if done.code is not None and not isinstance(done.code, int):
             raise
         _exit(done.code or 0)
+
+
+# A setting of config.toml (or HARNESS_TUI_<KEY>) -> the option parameter it gives a default.
+_OPTION_OF = {"store": "store_path", "workers": "workers", "executor": "executor_spec"}
+
+
+def _settings(argv: list[str]) -> Config | None:
+    """The user's settings (``config.toml``, ``HARNESS_TUI_<KEY>``). A broken config file
+    stops every command with one line, except ``config``, which is how the user finds and
+    fixes it (there: None)."""
+    from ..config import ConfigError, load_config
+
+    try:
+        return load_config()
+    except ConfigError as exc:
+        if argv[:1] == ["config"]:
+            return None
+        exit_with_error(exc)
+
+
+def _option_defaults(settings: Config | None) -> dict[str, dict[str, object]]:
+    """Click's ``default_map``: each setting the user gave, as the default of the option it
+    names, for every command that has that option (an option given on the line still wins)."""
+    if settings is None:
+        return {}
+    given = {param: settings.get(key) for key, param in _OPTION_OF.items() if settings.given(key)}
+    if not given:
+        return {}
+    return {name: dict(given) for name in [*LAZY_COMMANDS, *cli.commands]}
 
 
 def _exit(code: int) -> NoReturn:

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,18 +26,19 @@ from .common import (
     payload_option,
     workers_option,
 )
-from .executor_opt import cluster_executor, executor_option
+from .completion import WORKFLOW
+from .executor_opt import chosen_executor, executor_option
 
 if TYPE_CHECKING:
+    from ..engine.attempt import Executor
     from ..engine.events import TraceEvent
-    from ..engine.executors import Executor
     from ..engine.recorded_calls import CallSession
     from ..records.export import RunRecord
     from ..workflow.loader import Workflow
 
 
 @cli.command()
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=WORKFLOW)
 @payload_option
 @click.option("--runs", "count", type=click.IntRange(2, 50), default=2, help="How many fresh runs.")
 @click.option("--against", type=click.Path(dir_okay=False), help="A run export to compare with.")
@@ -59,12 +61,12 @@ def verify(
     workflow = load_or_die(file)
     if (offline or calls_mode) and not against:
         die("--offline and --calls answer from a recording: give it with --against RUN.json")
-    executor, workers = cluster_executor(executor_spec, workers)
+    executor, workers = chosen_executor(executor_spec, workers)
     if against:
         _verify_against(workflow, against, payload, workers, executor, calls_mode, offline)
     value = parse_payload(payload, workflow.payload)
     # The fresh runs share this command's cluster (one LocalCluster started, not one per run).
-    where = executor_spec if executor is None else f"dask={executor.cluster.address}"
+    where = executor_spec if executor is None else executor.option()
     records = _fresh_records(file, value, count, workers, where)
     first_record = records[0]
     for index, other in enumerate(records[1:], start=2):
@@ -234,6 +236,7 @@ def _live_record(
     executor: Executor | None = None,
     calls: CallSession | None = None,
 ) -> RunRecord:
+    from ..engine.capture import descriptors
     from ..engine.orchestrator import TaskOrchestrator
     from ..engine.untrusted import visible
     from ..records.export import RunRecord
@@ -241,7 +244,8 @@ def _live_record(
     orchestrator = TaskOrchestrator(
         workflow.graph, executor=executor, on_failure=workflow.on_failure, workers=workers
     )
-    run = orchestrator.start(payload, calls=calls).run_to_end()
+    with descriptors():  # what tasks write to descriptors 1 and 2 is their log, not our stdout
+        run = orchestrator.start(payload, calls=calls).run_to_end()
     diverged = calls.divergences() if calls is not None else []
     for line in diverged:  # the first cause: what the trace shows follows from it
         echo(f"diverges from the recorded calls: {visible(line)}")
@@ -255,7 +259,7 @@ GOLDEN_KEYS = ("payload", "plan", "trace", "results")
 
 
 @cli.command()
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=WORKFLOW)
 @click.argument("golden_file", type=click.Path(dir_okay=False))
 @payload_option
 @click.option("--update", is_flag=True, help="Write the golden file instead of checking it.")
@@ -304,13 +308,35 @@ def _golden_mismatch(expected: dict[str, Any], document: dict[str, Any], golden_
     if first is not None and parts:
         parts.append(f"the trace differs from event {first.seq} (task {first.task})")
     elif first is not None:
-        by_task = task_diff(pinned, live)
+        outputs = [_outputs(expected), _outputs(document)]
+        by_task = [
+            replace(d, cause=_SINCE_PINNED.get(d.kind, d.cause))
+            for d in task_diff(pinned, live, *outputs)
+        ]
         where = by_task[0].describe(sides=("the golden file", "this run")) if by_task else ""
         parts.append(f"event {first.seq}: {where or first.describe()}")
     if not parts:
         keys = [k for k in GOLDEN_KEYS if expected.get(k) != document[k]]
         parts.append(f"in {', '.join(keys)}")
     return "; then ".join(parts)
+
+
+# A pin is compared with today's code: the same inputs giving another result is a change in
+# the code (or in what it reads) since the pin, not evidence of non-determinism.
+_SINCE_PINNED = {
+    "output": "same inputs and spec, another output than the golden file's: the task's code "
+    "(or what it reads) changed since it was written",
+    "status": "same inputs and spec, another outcome than the golden file's: the task's code "
+    "(or what it reads) changed since it was written",
+}
+
+
+def _outputs(document: dict[str, Any]) -> dict[str, str]:
+    """Each task's output as JSON text, to quote the small ones."""
+    results = document.get("results")
+    if not isinstance(results, dict):
+        return {}
+    return {str(task): json.dumps(value, sort_keys=True) for task, value in results.items()}
 
 
 def _where(path: str) -> str:

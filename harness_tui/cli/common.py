@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import IO, TYPE_CHECKING, Any, NoReturn, cast
 
 import click
 
@@ -13,10 +14,42 @@ from ..engine.untrusted import json_visible, shorten, terminal_text, visible
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.table import Table
 
     from ..workflow.loader import Workflow
 
 EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+_ascii_only = False  # see use_glyphs
+
+
+def use_glyphs(glyphs: str) -> None:
+    """Decide, once at start-up, whether what the commands print keeps its glyphs
+    (``"unicode"``) or shows their ASCII stand-ins (``"ascii"``, from ``config.toml``)."""
+    global _ascii_only
+    _ascii_only = glyphs == "ascii"
+
+
+def _to_ascii(text: str) -> str:
+    # Imported only when asked for: the glyph table lives with the workbench's glyphs, and
+    # validate and plan load nothing of the workbench.
+    from ..tui.glyphs import to_ascii
+
+    return to_ascii(text)
+
+
+class _AsciiStream:
+    """A text stream that writes every glyph as its ASCII stand-in (Rich's tables and bars)."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return int(self._stream.write(_to_ascii(text)))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
 
 
 # One line of an error never runs longer than this, whatever value it quotes.
@@ -26,7 +59,8 @@ ERROR_LINE_LIMIT = 2_000
 def echo(text: str, err: bool = False, nl: bool = True) -> None:
     """The one way the commands print text: untrusted values inside it (task names, errors,
     file names, logs) cannot drive the terminal, whatever path they took to get here."""
-    click.echo(terminal_text(text), err=err, nl=nl)
+    text = terminal_text(text)
+    click.echo(_to_ascii(text) if _ascii_only else text, err=err, nl=nl)
 
 
 def echo_json(value: Any, err: bool = False, sort_keys: bool = False) -> None:
@@ -89,15 +123,73 @@ def parse_payload(option: str | None, default: Any, what: str = "--payload") -> 
     return default if option is None else parse(option, what).value
 
 
-def table_console() -> Console:
-    """A console for tables on stdout: the terminal's width, or unbounded when piped, so a
-    script or a log sees whole ids and statuses instead of ones cut to 80 columns."""
-    from rich.console import Console
+def table_console(stderr: bool = False) -> Console:
+    """The one Rich console of the commands, on stdout (or stderr, for a progress bar): the
+    terminal's width, or unbounded when piped, so a script or a log sees whole ids and
+    statuses instead of ones cut to 80 columns.
 
-    # Markup off: cells and lines hold data (`[/]` in a value is text, not a closing tag).
-    if sys.stdout.isatty():
-        return Console(markup=False)
-    return Console(width=10_000, markup=False)
+    Nothing it prints can carry a raw control character from data: it prints text (made
+    :func:`~harness_tui.engine.untrusted.terminal_text`), tables made by :func:`data_table`
+    (each title, header and cell made visible as it is added) and Rich's own cursor
+    controls and line breaks, and refuses anything else.
+    """
+    console_class, _ = _data_classes()
+    stream = sys.stderr if stderr else sys.stdout
+    # Markup and emoji codes off: lines and cells hold data (`[/]` in a value is text, not a
+    # closing tag; `:x:` stays three characters).
+    file = cast("IO[str]", _AsciiStream(stream)) if _ascii_only else None
+    if stream.isatty():
+        return console_class(markup=False, emoji=False, stderr=stderr, file=file)
+    return console_class(width=10_000, markup=False, emoji=False, stderr=stderr, file=file)
+
+
+def data_table(*headers: str, **options: Any) -> Table:
+    """A Rich table for :func:`table_console`: its title, headers and cells (text, or Rich
+    ``Text`` without styled spans) are made visible as they are given."""
+    _, table_class = _data_classes()
+    return table_class(*headers, **options)
+
+
+@functools.cache
+def _data_classes() -> tuple[type[Console], type[Table]]:
+    # Made on first use: Rich costs its import time only to the commands that draw.
+    from rich.console import Console, NewLine
+    from rich.control import Control
+    from rich.table import Table
+    from rich.text import Text
+
+    def cell(value: object) -> str | Text:
+        if isinstance(value, str):
+            return visible(value)
+        if isinstance(value, Text) and not value.spans:
+            return Text(
+                visible(value.plain),
+                style=value.style,
+                justify=value.justify,
+                overflow=value.overflow,
+                no_wrap=value.no_wrap,
+            )
+        raise TypeError(f"a data table holds text, not {type(value).__name__}")
+
+    class DataTable(Table):
+        def __init__(self, *headers: str, title: str | Text | None = None, **options: Any):
+            super().__init__(*headers, title=None if title is None else cell(title), **options)
+
+        def add_column(self, header: Any = "", *args: Any, **options: Any) -> None:
+            super().add_column(cell(header), *args, **options)
+
+        def add_row(self, *cells: Any, **options: Any) -> None:
+            super().add_row(*(None if c is None else cell(c) for c in cells), **options)
+
+    class DataConsole(Console):
+        def print(self, *objects: Any, **options: Any) -> None:
+            for thing in objects:
+                if not isinstance(thing, str | DataTable | Control | NewLine):
+                    raise TypeError(f"not printable as data: {type(thing).__name__}")
+            safe = (terminal_text(o) if isinstance(o, str) else o for o in objects)
+            super().print(*safe, **options)
+
+    return DataConsole, DataTable
 
 
 workers_option = click.option(

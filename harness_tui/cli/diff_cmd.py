@@ -8,9 +8,19 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..engine.untrusted import shown, visible
+from ..engine.untrusted import shown
 from .app import cli
-from .common import EXIT_FAILED, EXIT_OK, die, echo, echo_json, parse_payload, table_console
+from .common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    data_table,
+    die,
+    echo,
+    echo_json,
+    parse_payload,
+    table_console,
+)
+from .completion import RUN
 
 if TYPE_CHECKING:
     from ..engine.diff import PlanDiff
@@ -30,8 +40,8 @@ def _is_export(spec: str) -> bool:
 
 
 @cli.command()
-@click.argument("old")
-@click.argument("new")
+@click.argument("old", type=RUN)
+@click.argument("new", type=RUN)
 @click.option("--payload", metavar="JSON|@FILE", help="Payload for both versions.")
 @click.option("--old-payload", metavar="JSON|@FILE", help="Payload for OLD.")
 @click.option("--new-payload", metavar="JSON|@FILE", help="Payload for NEW.")
@@ -78,19 +88,17 @@ def diff(
 
 
 def _print_side_by_side(result: PlanDiff, old: str, new: str) -> None:
-    from rich.table import Table
-
     from ..engine.diff import MARKERS, DiffKind
 
     colours = {
         DiffKind.ADDED: "green", DiffKind.REMOVED: "red", DiffKind.MOVED: "cyan",
         DiffKind.CHANGED: "yellow", DiffKind.RENAMED: "magenta",
     }  # fmt: skip
-    table = Table(box=None, pad_edge=False, show_edge=False)
+    table = data_table(box=None, pad_edge=False, show_edge=False)
     table.add_column("", width=1)
-    table.add_column(visible(old), overflow="fold")
+    table.add_column(old, overflow="fold")
     table.add_column("", width=1)
-    table.add_column(visible(new), overflow="fold")
+    table.add_column(new, overflow="fold")
     for row in result.rows:
         style = colours.get(row.kind, "")
         marker = MARKERS[row.kind]

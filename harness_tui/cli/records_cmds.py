@@ -13,6 +13,7 @@ from typing import IO, TYPE_CHECKING, Any, NoReturn
 
 import click
 
+from ..engine.capture import descriptors
 from ..engine.untrusted import shown, visible
 from .app import cli
 from .calls_opt import recording_session
@@ -20,6 +21,7 @@ from .common import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    data_table,
     die,
     echo,
     echo_json,
@@ -30,7 +32,8 @@ from .common import (
     table_console,
     workers_option,
 )
-from .executor_opt import cluster_executor, executor_option
+from .completion import RUN_ID, WORKFLOW
+from .executor_opt import chosen_executor, executor_option
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -210,7 +213,7 @@ def _finish(live: LiveRun, quiet: bool, export_to: str | None, fmt: str, redact:
 
 
 @cli.command()
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=WORKFLOW)
 @payload_option
 @click.option("--export", "export_to", metavar="FILE|-", help="Write the run export here.")
 @format_option
@@ -254,7 +257,7 @@ def run(
     export_to = _export_target(export_to)
     calls = recording_session(record, isolation, executor_spec)
     store = None if no_store else _open_store(store_path, create=True)
-    executor, workers = cluster_executor(executor_spec, workers)
+    executor, workers = chosen_executor(executor_spec, workers)
     live = LiveRun.start(workflow, value, store=store, executor=executor, isolation=isolation,
                          workers=workers, calls=calls)  # fmt: skip
     run_id = live.ensure_recorded()
@@ -296,7 +299,7 @@ def _drive(live: LiveRun, quiet: bool, show_logs: bool = False) -> None:
     if lines is not None:
         live.run.add_log_listener(lines)
     try:
-        with _stdout_kept_clean(), _ctrl_c_stops(live):
+        with _stdout_kept_clean(), descriptors(), _ctrl_c_stops(live):
             for _ in range(_STOPS + 1):
                 try:
                     _drive_with_progress(live, quiet or show_logs)
@@ -355,7 +358,6 @@ def _drive_with_progress(live: LiveRun, quiet: bool) -> None:
     if quiet or not sys.stderr.isatty():
         live.drive()
         return
-    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     the_run = live.run
@@ -363,7 +365,7 @@ def _drive_with_progress(live: LiveRun, quiet: bool) -> None:
         TextColumn("{task.description}", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
-        console=Console(stderr=True),
+        console=table_console(stderr=True),
         transient=True,
     ) as progress:
         bar = progress.add_task("running", total=len(the_run.plan))
@@ -426,13 +428,12 @@ def _run_cells(row: dict[str, Any], wide: bool) -> list[str]:
 
 def _runs_table(rows: list[dict[str, Any]], title: str) -> Table:
     """The runs as a borderless table that fits 80 columns: the workflow name gives way."""
-    from rich.table import Table
     from rich.text import Text
 
     # One space between columns, and only the workflow name may give way (to "…"): ids,
     # statuses and counts are what people copy and compare.
-    table = Table(
-        title=Text(visible(title)),
+    table = data_table(
+        title=Text(title),
         title_justify="left",
         box=None,
         pad_edge=False,
@@ -449,7 +450,7 @@ def _runs_table(rows: list[dict[str, Any]], title: str) -> Table:
 
 
 @cli.command()
-@click.argument("run_id")
+@click.argument("run_id", type=RUN_ID)
 @click.argument("file", metavar="FILE|-")
 @format_option
 @redact_option
@@ -462,7 +463,7 @@ def export(run_id: str, file: str, fmt: str, redact: str, store_path: str | None
 
 
 @cli.command()
-@click.argument("run_id")
+@click.argument("run_id", type=RUN_ID)
 @store_option
 @click.option("--export", "export_to", metavar="FILE|-", help="Write the run export here.")
 @click.option(
@@ -491,7 +492,7 @@ def resume(
     export_to = _export_target(export_to)
     # Never create a store (a mistyped path is an error), but write to the one found.
     store = _open_store(store_path, create=False, write=True)
-    executor, workers = cluster_executor(executor_spec, workers)
+    executor, workers = chosen_executor(executor_spec, workers)
     live = LiveRun.resume(store, run_id, executor=executor, force=force, isolation=isolation)
     the_run = live.run
     the_run.set_workers(workers)
@@ -504,7 +505,7 @@ def resume(
 
 
 @cli.command()
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=WORKFLOW)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def replay(file: str, as_json: bool) -> None:
     """Replay an exported run offline (no user code runs) and check it reproduces exactly."""

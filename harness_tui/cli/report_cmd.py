@@ -8,11 +8,12 @@ import click
 
 from .app import cli
 from .common import die, echo
+from .completion import RUN
 from .records_cmds import _open_store, store_option
 
 
 @cli.command()
-@click.argument("run", metavar="RUN.json|RUN_ID")
+@click.argument("run", metavar="RUN.json|RUN_ID", type=RUN)
 @click.option(
     "--format",
     "fmt",

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from ..engine.untrusted import shown
 from .app import cli
 from .common import die, echo, load_or_die
+from .completion import RUN
 from .records_cmds import _drive, _export_target, _finish, _open_store, store_option
 
 
 @cli.command()
-@click.argument("run", metavar="RUN.json|RUN_ID")
+@click.argument("run", metavar="RUN.json|RUN_ID", type=RUN)
 @click.option("--from", "task", required=True, metavar="TASK", help="The task to re-run from.")
 @click.option(
     "--workflow",
@@ -43,19 +46,27 @@ def rerun(
     if payload is not None:
         die("--payload: a re-run uses the record's payload; run the workflow to change it")
     export_to = _export_target(export_to)
-    if file_kind(run) is FileKind.EXPORT:
-        record = RunRecord.read(run)
-    else:
-        record = _open_store(store_path).export(run)
+    from_file = file_kind(run) is FileKind.EXPORT
+    record = RunRecord.read(run) if from_file else _open_store(store_path).export(run)
     workflow = load_or_die(workflow_file) if workflow_file else None
-    fork = plan_fork(record, task, workflow)
+    fork = plan_fork(record, task, workflow, run if from_file else None)
     store = None if no_store else _open_store(store_path, create=True)
     live = LiveRun.fork(fork, store=store)
     run_id = live.ensure_recorded()
     if not quiet:
         order = {name: i for i, name in enumerate(fork.workflow.graph.nodes)}
         echo(f"re-running from {shown(task)}: {kept_summary(fork, order)}", err=True)
+        if fork.code_folder is not None:  # re-running imports code from there: say where
+            echo(f"task code from {shown(_from_here(fork.code_folder))}", err=True)
         if run_id:
             echo(f"run id: {run_id}", err=True)
     _drive(live, quiet)
     _finish(live, quiet, export_to, "harness-run", "")
+
+
+def _from_here(folder: Path) -> str:
+    """``folder`` relative to the working directory when inside it (``.`` for itself)."""
+    try:
+        return str(folder.relative_to(Path.cwd()))
+    except ValueError:
+        return str(folder)

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
+from ..config import Config, state_path
 from .app import cli
 from .common import payload_option, workers_option
-from .executor_opt import cluster_executor, executor_option
+from .completion import WORKFLOW
+from .executor_opt import chosen_executor, executor_option
 
 
 def open_workbench(
@@ -17,33 +21,51 @@ def open_workbench(
     no_store: bool = False,
     workers: int = 1,
     executor_spec: str = "threads",
+    read_only: bool = False,
 ) -> None:
     """Start the app (imports Textual, about 0.3 s, only when the UI is wanted)."""
+    from ..engine.capture import descriptors
     from ..records.store import default_store_path
     from ..tui.app import create_app
+    from ..tui.preferences import Preferences
     from ..workflow.payload import parse_payload
 
     parsed = None if payload is None else parse_payload(payload, "--payload")
     store = None if no_store or replay else str(store_path or default_store_path())
-    executor, workers = cluster_executor(executor_spec, workers)
-    app = create_app(
-        file,
-        payload=parsed,
-        replay=replay,
-        store_path=store,
-        strict=True,
-        workers=workers,
-        executor=executor,
+    executor, workers = chosen_executor(executor_spec, workers)
+    settings = click.get_current_context().find_root().obj  # config.toml, see cli.app.main
+    preferences = (
+        Preferences(
+            theme=settings.get("theme"),
+            glyphs=settings.get("glyphs"),
+            keymap=None if settings.get("keymap") is None else Path(settings.get("keymap")),
+            state=state_path(),
+        )
+        if isinstance(settings, Config)
+        else Preferences(state=state_path())
     )
-    try:
-        app.run()
-    finally:
-        if app.store is not None:
-            app.store.close()  # checkpoints the write-ahead log: no -wal/-shm files left
+    # Before the app exists: Textual keeps the streams it finds, which must be the real ones.
+    with descriptors():
+        app = create_app(
+            file,
+            payload=parsed,
+            replay=replay,
+            store_path=store,
+            strict=True,
+            workers=workers,
+            executor=executor,
+            preferences=preferences,
+            read_only=read_only,
+        )
+        try:
+            app.run()
+        finally:
+            if app.store is not None:
+                app.store.close()  # checkpoints the write-ahead log: no -wal/-shm files left
 
 
 @cli.command("open")
-@click.argument("file", required=False, type=click.Path(dir_okay=False))
+@click.argument("file", required=False, type=WORKFLOW)
 @payload_option
 @click.option("--store", "store_path", type=click.Path(dir_okay=False), help="The run store.")
 @click.option("--no-store", is_flag=True, help="Do not record live runs.")
@@ -70,7 +92,12 @@ def open_(
 
 
 @cli.command()
-@click.argument("file", type=click.Path(dir_okay=False))
-def show(file: str) -> None:
+@click.argument("file", type=WORKFLOW)
+@click.option(
+    "--read-only",
+    is_flag=True,
+    help="Refuse what could run or import code: opening another file, re-running, diffing.",
+)
+def show(file: str, read_only: bool) -> None:
     """Open an exported run in replay mode: step through it, no user code runs."""
-    open_workbench(file, None, replay=True)
+    open_workbench(file, None, replay=True, read_only=read_only)

@@ -14,17 +14,29 @@ outside an attempt (a pool created before the run) are not attributed: their wri
 real stream. A thread that outlives its attempt (or an attempt that timed out) writes into the
 run's ``unattributed`` buffer.
 
+Below Python's streams, :func:`descriptors` (used by the commands that run tasks, and the
+workbench) points file descriptors 1 and 2 at pipes for its duration, so what a task or a child
+process it starts writes there (``os.write(1, ...)``, ``subprocess.run(["echo", ...])``) joins
+the log of the attempt in flight; when none, or several at once (workers), is in flight, the
+run's ``unattributed`` buffer; before any run, the real standard error. The harness's own
+output goes to the real descriptors, duplicated before the switch.
+
 The logs are never part of the canonical trace or any digest (I3): the engine keeps them in the
 run's context beside the state, not in it.
 """
 
 from __future__ import annotations
 
+import codecs
+import contextlib
 import contextvars
+import io
 import logging
+import os
+import select
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import IO, Any, NamedTuple
 
 from .recorded_calls import current as current_io
@@ -34,7 +46,10 @@ __all__ = [
     "AttemptLog",
     "LogBuffer",
     "LogListener",
+    "attempt_began",
+    "attempt_ended",
     "current",
+    "descriptors",
     "install",
     "truncation_mark",
     "utf8_safe",
@@ -188,6 +203,8 @@ class _RoutingStream:
         buffer = _current.get()
         if buffer is None:
             return self.real.write(text)
+        if _capture:  # what this attempt wrote to the descriptors before comes first
+            _capture[0].drain()
         buffer.write(text)
         return len(text)
 
@@ -272,3 +289,155 @@ def install() -> None:
         _root.addHandler(_handler)
     if threading.Thread.start is not _start:
         threading.Thread.start = _start  # type: ignore[method-assign]
+
+
+# -- file descriptors 1 and 2 --------------------------------------------------------------
+
+_flight_lock = threading.Lock()
+_in_flight: list[LogBuffer] = []  # attempt buffers open now, oldest first
+_spill: list[LogBuffer] = []  # the last run's unattributed buffer (one at most)
+_capture: list[_Descriptors] = []  # the active capture (one at most)
+
+
+def attempt_began(buffer: LogBuffer) -> None:
+    """An attempt writing into ``buffer`` starts: descriptor output is now its."""
+    with _flight_lock:
+        _in_flight.append(buffer)
+        if buffer.spill is not None:
+            _spill[:] = [buffer.spill]
+
+
+def attempt_ended(buffer: LogBuffer) -> None:
+    """The attempt ended: what it wrote to the descriptors (already in the pipes, since its
+    writes returned) is read into its buffer before later output goes elsewhere."""
+    if _capture:
+        _capture[0].drain()
+    with _flight_lock:
+        if buffer in _in_flight:
+            _in_flight.remove(buffer)
+
+
+def _route(text: str) -> None:
+    """Descriptor output to the one attempt in flight, else the unattributed buffer, else
+    (no run yet) the real standard error."""
+    with _flight_lock:
+        flying, spill = list(_in_flight), list(_spill)
+    if len(flying) == 1:
+        flying[0].write(text)
+    elif flying and flying[0].spill is not None:
+        flying[0].spill.write(text)
+    elif spill:
+        spill[0].write(text)
+    else:
+        target = _capture[0].saved[2] if _capture else 2
+        with contextlib.suppress(OSError):
+            os.write(target, text.encode("utf-8", "backslashreplace"))
+
+
+class _Descriptors:
+    """One pipe in place of descriptors 1 and 2 (they interleave as a terminal shows them,
+    and an attempt's end costs one read to drain), and a thread that reads it."""
+
+    def __init__(self) -> None:
+        self.saved: dict[int, int] = {}
+        self.read = -1
+        self.decoder = codecs.getincrementaldecoder("utf-8")("backslashreplace")
+        self.read_lock = threading.Lock()
+        self.swapped: list[tuple[Any, str, Any]] = []
+        self.thread: threading.Thread | None = None
+
+    def open(self) -> None:
+        read, write = os.pipe()
+        os.set_blocking(read, False)
+        for fd in (1, 2):
+            self.saved[fd] = os.dup(fd)
+            os.dup2(write, fd)
+        os.close(write)
+        self.read = read
+        self._swap_streams()
+        self.thread = threading.Thread(target=self._pump, name="harness-descriptors", daemon=True)
+        _original_start(self.thread)  # not attributed to any attempt
+
+    def _swap_streams(self) -> None:
+        """Python's streams on descriptors 1 and 2 write to the saved real ones instead."""
+        made: dict[int, IO[str]] = {}
+        for name in ("stdout", "stderr", "__stdout__", "__stderr__"):
+            stream = getattr(sys, name)
+            owner, attribute = (
+                (stream, "real") if isinstance(stream, _RoutingStream) else (sys, name)
+            )
+            real = getattr(owner, attribute)
+            try:
+                fd = real.fileno()
+                real.flush()
+            except (OSError, ValueError, AttributeError):
+                continue  # not a real file (a test runner's buffer)
+            if fd not in self.saved:
+                continue
+            if fd not in made:
+                made[fd] = io.TextIOWrapper(
+                    io.FileIO(self.saved[fd], "w", closefd=False),
+                    encoding=getattr(real, "encoding", None) or "utf-8",
+                    errors=getattr(real, "errors", None) or "strict",
+                    line_buffering=getattr(real, "line_buffering", False),
+                    write_through=True,
+                )
+            self.swapped.append((owner, attribute, real))
+            setattr(owner, attribute, made[fd])
+
+    def _pump(self) -> None:
+        read = self.read
+        while True:
+            with contextlib.suppress(OSError, ValueError):
+                select.select([read], [], [])
+            if not self.drain():
+                break
+        with contextlib.suppress(OSError):
+            os.close(read)
+
+    def drain(self) -> bool:
+        """Route what the pipe holds now; False at its end (every writer closed it)."""
+        with self.read_lock:
+            while True:
+                try:
+                    data = os.read(self.read, 65536)
+                except BlockingIOError:
+                    return True
+                except OSError:
+                    return False
+                if not data:
+                    return False
+                text = self.decoder.decode(data)
+                if text:
+                    _route(text)
+
+    def close(self) -> None:
+        for owner, attribute, real in reversed(self.swapped):
+            with contextlib.suppress(OSError, ValueError):
+                getattr(owner, attribute).flush()
+            setattr(owner, attribute, real)
+        for fd, saved in self.saved.items():
+            os.dup2(saved, fd)  # closes our pipe's write end there
+            os.close(saved)
+        if self.thread is not None:
+            self.thread.join(timeout=1.0)  # a child still holding the pipe keeps it reading
+
+
+@contextlib.contextmanager
+def descriptors() -> Iterator[None]:
+    """Capture what is written straight to file descriptors 1 and 2 into the attempts' logs
+    while the block runs (see the module's docstring). Nested uses share the outer one."""
+    if _capture:
+        yield
+        return
+    capture = _Descriptors()
+    capture.open()
+    _capture.append(capture)
+    try:
+        yield
+    finally:
+        capture.drain()
+        _capture.clear()
+        capture.close()
+        with _flight_lock:
+            _spill.clear()

@@ -7,11 +7,11 @@ import threading
 from collections.abc import Callable, MutableMapping
 
 from . import offline_guard
+from .attempt import Attempt, Executor
 from .canonical import check_json, digest_text, loads
 from .capture import DEFAULT_LOG_LIMIT, LogBuffer, LogListener
 from .clock import Clock
 from .events import Status, TraceEvent
-from .executors import Executor
 from .graph import TaskGraph, TaskNode
 from .recorded_calls import AttemptIO, CallSession
 from .scheduler import Plan, PlanStep
@@ -32,7 +32,9 @@ class RunContext:
         plan: the run's plan.
         state: the append-only log of events and committed outputs.
         clock: where time comes from (I5).
-        executor: how attempts run.
+        executor: where attempts run.
+        attempt: the attempt in flight on this context's thread (a stop cancels it).
+        detach: run attempts in a helper thread that a stop can leave (parallel runs).
         payload_text: the payload's canonical JSON.
         payload_digest: sha256 of :attr:`payload_text`.
         cancelled: set when the user stops the run (any thread may set it).
@@ -50,9 +52,10 @@ class RunContext:
     """
 
     __slots__ = (
-        "_now", "_params_texts", "_wall", "calls", "cancelled", "clock", "executor", "graph",
-        "listener_errors", "listeners", "log_limit", "log_listeners", "logs", "payload_digest",
-        "payload_text", "plan", "state", "unattributed", "worker",
+        "_now", "_params_texts", "_wall", "attempt", "calls", "cancelled", "clock", "detach",
+        "exceptions", "executor", "graph", "listener_errors", "listeners", "log_limit",
+        "log_listeners", "logs", "payload_digest", "payload_text", "plan", "returned", "state",
+        "unattributed", "worker",
     )  # fmt: skip
 
     def __init__(
@@ -72,6 +75,11 @@ class RunContext:
         self.executor = executor
         self.listeners = listeners
         self.state = RunState()
+        # Each task's last exception raised in this process: beside the trace, never in it.
+        self.exceptions: dict[str, BaseException] = {}
+        # The article's run() prints outputs with the keys in the order tasks returned them:
+        # their JSON in that order, kept only when asked (None), never in a digest.
+        self.returned: dict[str, str] | None = None
         self.payload_text = plan.payload_text
         self.payload_digest = digest_text(check_json(loads(plan.payload_text)))
         self.cancelled = threading.Event()
@@ -86,6 +94,8 @@ class RunContext:
         self.logs: dict[tuple[str, int], LogBuffer] = {}
         self.calls = calls
         self.worker = 0  # the run's own thread (a parallel run's jobs say theirs)
+        self.attempt: Attempt | None = None  # the attempt in flight, for a stop to reach
+        self.detach = False  # attempts run where a stop can leave them (a parallel run's)
         self.unattributed = LogBuffer(
             "", 0, log_limit or DEFAULT_LOG_LIMIT, None, self.log_listeners
         )

@@ -18,6 +18,7 @@ from .canonical import check_json
 from .graph import TaskGraph
 from .scheduler import DeterministicScheduler, Plan, PlanStep
 from .spec import SPEC_FIELDS, task_spec
+from .untrusted import shown
 
 __all__ = [
     "FIELDS",
@@ -206,7 +207,8 @@ class PlanDiff:
         if ids:
             cause = " (the payload changed)" if self.payload else ""
             parts.append(f"{ids} task ids changed{cause}")
-        parts.extend(f"{name}: {value['old']} -> {value['new']}" for name, value in
+        # The settings are the workflow's own text (a description): shown, never obeyed.
+        parts.extend(f"{name}: {shown(value['old'])} -> {shown(value['new'])}" for name, value in
                      self.settings.items())  # fmt: skip
         if self.payload:
             count = len(self.payload)

@@ -21,6 +21,7 @@ __all__ = [
     "MAX_RETRY_INTERVAL_SECONDS",
     "MAX_TIMEOUT_SECONDS",
     "CycleError",
+    "Expression",
     "GraphError",
     "GraphProblem",
     "OnFailure",
@@ -53,6 +54,17 @@ class Trigger(StrEnum):
     """No dependency failed; skipped dependencies are fine."""
     ALL_DONE = "all_done"
     """Always, once the dependencies are done (cleanup tasks)."""
+
+
+class Expression:
+    """A ``when`` predicate written as text (a workflow file's JMESPath): specs, diffs and
+    golden files show its :attr:`source`, so a condition reads the same whether a file or
+    Python code declared it. Subclasses implement ``__call__``."""
+
+    source: str = ""
+
+    def __call__(self, scope: Mapping[str, Any]) -> bool:
+        raise NotImplementedError
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +110,8 @@ class TaskNode:
             object.__setattr__(self, "depends_on", tuple(self.depends_on))
         if not isinstance(self.trigger, Trigger):
             object.__setattr__(self, "trigger", Trigger(self.trigger))
+        if not self.when_source and isinstance(self.when, Expression):
+            object.__setattr__(self, "when_source", self.when.source)
 
 
 @dataclass(frozen=True, slots=True)

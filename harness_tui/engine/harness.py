@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from .attempt import Executor
 from .clock import Clock
-from .executors import Executor
 from .graph import Predicate, TaskFn, TaskGraph, TaskNode, Trigger
 from .orchestrator import TaskOrchestrator
 from .scheduler import DeterministicScheduler
@@ -25,7 +25,7 @@ class Harness:
         {'hi': 'you'}
 
     Args:
-        executor: how attempts run (default: serial, in process).
+        executor: where attempts run (default: in process, in the thread that runs the task).
         clock: where time comes from (default: the system clock).
         workers: tasks run at once, in threads; the trace is the serial one whatever the
             count.
@@ -35,9 +35,11 @@ class Harness:
         self, executor: Executor | None = None, clock: Clock | None = None, workers: int = 1
     ) -> None:
         self.graph = TaskGraph()
-        self._executor = executor
-        self._clock = clock
-        self.workers = workers
+        # Built once, as in the article: both see the tasks registered later (same graph).
+        self.scheduler = DeterministicScheduler(self.graph)
+        self.orchestrator = TaskOrchestrator(
+            self.graph, self.scheduler, executor=executor, clock=clock, workers=workers
+        )
 
     def register(
         self,
@@ -84,20 +86,15 @@ class Harness:
         )
 
     @property
-    def scheduler(self) -> DeterministicScheduler:
-        """A scheduler over the current graph."""
-        return DeterministicScheduler(self.graph)
+    def workers(self) -> int:
+        """Tasks run at once by :attr:`orchestrator`."""
+        return self.orchestrator.workers
 
-    @property
-    def orchestrator(self) -> TaskOrchestrator:
-        """An orchestrator over the current graph (stops at the first failure)."""
-        return TaskOrchestrator(
-            self.graph,
-            self.scheduler,
-            executor=self._executor,
-            clock=self._clock,
-            workers=self.workers,
-        )
+    @workers.setter
+    def workers(self, count: int) -> None:
+        if count < 1:
+            raise ValueError(f"workers must be at least 1, not {count}")
+        self.orchestrator.workers = count
 
     def run(self, payload: Any) -> dict[str, Any]:
         """Run every task and return ``{"payload", "results", "trace"}``.

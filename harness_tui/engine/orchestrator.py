@@ -8,9 +8,12 @@ pause) live in :class:`~harness_tui.engine.driver.Driver`, which every front end
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
+from . import alarm
+from .attempt import Executor, interrupt_here, refuse_unpicklable
 from .canonical import combine_digests, loads
 from .capture import DEFAULT_LOG_LIMIT, UNATTRIBUTED, AttemptLog, LogListener
 from .clock import Clock, SystemClock
@@ -25,12 +28,11 @@ from .events import (
     TraceEvent,
     ends_task,
 )
-from .executors import Executor, SerialExecutor
 from .graph import OnFailure, TaskGraph, Trigger
-from .parallel import ParallelPool, executor_factory
+from .parallel import ParallelPool
 from .recorded_calls import CallSession, Exchange
 from .resume import ResumeError, restore
-from .scheduler import DeterministicScheduler, Plan, PlanStep
+from .scheduler import DeterministicScheduler, Plan, PlanStep, Scheduler, plan_with
 from .state import RunState, Snapshot
 from .step import StepRunner
 
@@ -84,10 +86,11 @@ class TaskOrchestrator:
     Args:
         graph: a validated task graph.
         scheduler: the scheduler to plan with (default: a :class:`DeterministicScheduler` over
-            ``graph``).
-        executor: how attempts run (default: :class:`SerialExecutor`); one with an
-            ``admit(graph)`` method is asked first whether it can run the graph's callables
-            (it raises a :class:`~harness_tui.engine.errors.HarnessError` when not).
+            ``graph``); any object with the article's ``build_plan(payload)`` whose order is
+            a topological order of ``graph`` (see :func:`~.scheduler.plan_with`).
+        executor: where attempts run (default: here, in the thread that runs the task; see
+            docs/executors.md). One that pickles attempts refuses, here, a graph with a
+            callable it cannot send (an :class:`~harness_tui.engine.attempt.ExecutorError`).
         clock: where time comes from (default: :class:`SystemClock`).
         on_failure: ``stop`` or ``continue`` (see :class:`OnFailure`).
         listeners: called with every event as it happens.
@@ -104,7 +107,7 @@ class TaskOrchestrator:
     def __init__(
         self,
         graph: TaskGraph,
-        scheduler: DeterministicScheduler | None = None,
+        scheduler: Scheduler | None = None,
         *,
         executor: Executor | None = None,
         clock: Clock | None = None,
@@ -121,17 +124,27 @@ class TaskOrchestrator:
         self.workers = workers
         self.log_limit = log_limit
         self.graph = graph
-        self.scheduler = scheduler if scheduler is not None else DeterministicScheduler(graph)
-        self.executor: Executor = executor if executor is not None else SerialExecutor()
-        admit = getattr(self.executor, "admit", None)
-        if admit is not None:  # an executor that cannot run every callable says so now
-            admit(graph)
+        self.scheduler: Scheduler = (
+            scheduler if scheduler is not None else DeterministicScheduler(graph)
+        )
+        self.executor: Executor = executor if executor is not None else Executor()
+        self._admitted = -1  # tasks of the graph the executor last admitted
+        self._admit()
         self.clock: Clock = clock if clock is not None else SystemClock()
         self.on_failure = OnFailure(on_failure)
         self.listeners: list[Listener] = list(listeners)
         self.cleanups_on_stop = cleanups_on_stop
         # Canonical params per task: the graph is immutable, so once per orchestrator.
         self.params_texts: dict[str, str] = {}
+
+    def _admit(self) -> None:
+        """Refuse now, in one line, a task an executor that pickles attempts could not send;
+        again when tasks were added since (the article's graph grows by ``add_task``)."""
+        if self._admitted == len(self.graph):
+            return
+        if self.executor.pickles:
+            refuse_unpicklable(self.graph, self.executor.name or type(self.executor).__name__)
+        self._admitted = len(self.graph)
 
     def start(
         self, payload: Any, *, plan: Plan | None = None, calls: CallSession | None = None
@@ -143,7 +156,10 @@ class TaskOrchestrator:
             calls: record what the outside world answers each attempt, and answer from an
                 earlier recording (see :mod:`.recorded_calls`); None: neither.
         """
-        return Run(self, plan if plan is not None else self.scheduler.plan(payload), calls)
+        self._admit()
+        if plan is None:
+            plan = plan_with(self.scheduler, self.graph, payload)
+        return Run(self, plan, calls)
 
     def run(self, payload: Any) -> dict[str, Any]:
         """Run every task; return ``{"payload", "results", "trace"}`` (the article's call).
@@ -151,7 +167,11 @@ class TaskOrchestrator:
         Raises:
             TaskFailedError: a task still failed after its retries (a ``RuntimeError``).
         """
-        return self.start(payload).run_to_end().outcome()
+        run = self.start(payload)
+        run.context.returned = {}  # results keep the key order tasks returned, as printed
+        result = run.run_to_end().outcome()
+        result["payload"] = loads(json.dumps(payload, ensure_ascii=False))
+        return result
 
     def resume(self, payload: Any, events: Sequence[TraceEvent], outputs: Mapping[str, str]) -> Run:
         """Rebuild a run from recorded events and outputs, ready to go on where it stopped.
@@ -203,6 +223,8 @@ class Run:
         self._pool: ParallelPool | None = None
         self._breakpoints: Collection[str] = ()
         self.workers = orchestrator.workers
+        self._stop_before: frozenset[int] = frozenset()
+        alarm.prepare()  # timeouts on the main thread: the SIGALRM handler, once per run
 
     # -- identity and position --------------------------------------------------------------
 
@@ -351,11 +373,35 @@ class Run:
         recorded ``cancelled``, except ``all_done`` cleanups, which still run; a second stop
         cancels those too. Safe to call from another thread."""
         self._stops += 1
-        self.context.cancelled.set()
-        self.context.executor.cancel()
+        context = self.context
+        context.cancelled.set()
+        attempt = context.attempt
+        if attempt is not None:
+            attempt.cancel()
+            context.executor.cancel(attempt)
         pool = self._pool
         if pool is not None:
             pool.cancel(keep_cleanups=self.orchestrator.cleanups_on_stop and self._stops < 2)
+
+    def interrupt(self) -> None:
+        """Ctrl+C, from the main thread's SIGINT handler, after :meth:`cancel`: the executor
+        is told, and an attempt running on this very thread is interrupted by the
+        ``KeyboardInterrupt`` this raises (recorded ``cancelled``)."""
+        self.context.executor.interrupt()
+        interrupt_here()
+
+    def stop_before(self, positions: Collection[int]) -> None:
+        """Stop the run, as the user's stop does, just before each of these plan positions
+        where it would otherwise start the task: what a replay does where its record shows a
+        task cancelled before it started (the user stopped the run between two tasks)."""
+        self._stop_before = frozenset(positions)
+
+    def _would_start(self, step: PlanStep) -> bool:
+        """Whether :meth:`step` would start ``step``'s task rather than cancel it unstarted."""
+        if not (self._stopping or self.context.cancelled.is_set()):
+            return True
+        cleanups = self.orchestrator.cleanups_on_stop and self._stops < 2
+        return cleanups and self.graph.nodes[step.task].trigger is Trigger.ALL_DONE
 
     def in_flight(self) -> tuple[str, ...]:
         """With workers: the tasks running now ahead of their turn to retire (their events
@@ -374,6 +420,9 @@ class Run:
             return []
         events = self.context.state.events
         first = len(events)
+        cursor = self._cursor
+        if cursor in self._stop_before and self._would_start(self._steps[cursor]):
+            self.cancel()  # where a replayed run was stopped between two tasks
         self.status = RunStatus.RUNNING
         if self.context.cancelled.is_set() and not self._stopping:
             self._user_stopped = self._stopping = True  # stopped between two steps
@@ -409,6 +458,7 @@ class Run:
         if self._pool is not None:
             self._pool.close()
             self._pool = None
+        alarm.lapse()  # no stray alarm after the run
         if self.context.calls is not None:
             self.context.calls.finish()
 
@@ -423,6 +473,15 @@ class Run:
     def results(self) -> dict[str, Any]:
         """Committed outputs by task name, in plan order (fresh copies)."""
         return {name: commit.value() for name, commit in self.context.state.commits.items()}
+
+    def _results_as_returned(self) -> dict[str, Any]:
+        """:attr:`results`, each output's keys in the order its task returned them when the
+        run kept that order (the article's ``run()``); canonical encodings stay sorted."""
+        returned = self.context.returned
+        if not returned:
+            return self.results
+        commits = self.context.state.commits
+        return {name: loads(returned.get(name) or commit.text) for name, commit in commits.items()}
 
     def canonical_trace(self) -> list[dict[str, Any]]:
         """The canonical trace as JSON objects."""
@@ -450,14 +509,16 @@ class Run:
         Raises:
             TaskFailedError: the run did not succeed; names the first task that failed.
         """
-        result = {"payload": self.payload, "results": self.results, "trace": self.canonical_trace()}
+        result = {"payload": self.payload, "results": self._results_as_returned(),
+                  "trace": self.canonical_trace()}  # fmt: skip
         if self.status is RunStatus.SUCCEEDED:
             return result
         if self.status is not RunStatus.FAILED:  # stopped by the user, or never finished
             raise TaskFailedError.stopped(self.status.value, result)
         failed = next(e for e in self.final_events() if e.status in RUN_FAILING_STATUSES)
         error = failed.error or {"type": str(failed.status), "message": ""}
-        raise TaskFailedError(failed.task, failed.attempt, dict(error), result)
+        cause = self.context.exceptions.get(failed.task)
+        raise TaskFailedError(failed.task, failed.attempt, dict(error), result) from cause
 
     # -- internals --------------------------------------------------------------------------
 
@@ -471,9 +532,7 @@ class Run:
         if workers == 1:
             return self._runner.execute(step)
         if pool is None:
-            context = self.context
-            make = executor_factory(context.executor) or (lambda: context.executor)
-            pool = self._pool = ParallelPool(context, self._steps, step.index, workers, make)
+            pool = self._pool = ParallelPool(self.context, self._steps, step.index, workers)
         pool.hold(self._breakpoints)
         return pool.retire(step)
 

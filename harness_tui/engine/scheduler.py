@@ -9,16 +9,39 @@ from __future__ import annotations
 
 import hashlib
 import heapq
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from functools import cached_property
 from itertools import repeat
 from operator import itemgetter
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from .canonical import payload_text, plan_text
+from .errors import HarnessError
 from .graph import CycleError, GraphProblem, TaskGraph
 
-__all__ = ["DeterministicScheduler", "Plan", "PlanStep"]
+__all__ = [
+    "DeterministicScheduler",
+    "Plan",
+    "PlanStep",
+    "Scheduler",
+    "SchedulerError",
+    "plan_with",
+]
+
+
+class SchedulerError(HarnessError, ValueError):
+    """A scheduler's ``build_plan`` gave no topological order of the graph."""
+
+
+class Scheduler(Protocol):
+    """What an orchestrator plans with: the article's contract, one method.
+
+    ``build_plan(payload)`` returns every task name of the graph once, each after its
+    dependencies. :class:`DeterministicScheduler` is one; a subclass or any object with this
+    method is another, and its order is run (see :func:`plan_with`).
+    """
+
+    def build_plan(self, payload: Any) -> Sequence[str]: ...
 
 
 class PlanStep(NamedTuple):
@@ -42,9 +65,11 @@ class Plan:
 
     The plan is stored as three columns; :attr:`steps` materializes :class:`PlanStep` tuples on
     first use (at 100k tasks, creating the objects would cost as much as planning itself).
+    ``scheduler`` is None for the deterministic order, else the class of the custom scheduler
+    that chose this order (``module.Qualname``: see :func:`plan_with`).
     """
 
-    __slots__ = ("__dict__", "levels", "names", "payload_text", "task_ids")
+    __slots__ = ("__dict__", "levels", "names", "payload_text", "scheduler", "task_ids")
 
     def __init__(
         self,
@@ -52,11 +77,13 @@ class Plan:
         task_ids: tuple[str, ...],
         levels: tuple[int, ...],
         payload_text: str,
+        scheduler: str | None = None,
     ) -> None:
         self.names = names
         self.task_ids = task_ids
         self.levels = levels
         self.payload_text = payload_text
+        self.scheduler = scheduler
 
     @cached_property
     def steps(self) -> tuple[PlanStep, ...]:
@@ -206,3 +233,68 @@ class DeterministicScheduler:
             return Plan((names[0],), (ids[0],), (0,), text)
         pick = itemgetter(*order)
         return Plan(pick(names), pick(ids), pick(level), text)
+
+
+def plan_with(scheduler: Scheduler, graph: TaskGraph, payload: Any) -> Plan:
+    """The plan ``scheduler`` gives for ``payload`` over ``graph``.
+
+    A :class:`DeterministicScheduler` that keeps the article's ``build_plan`` plans directly.
+    Any other scheduler (a subclass overriding ``build_plan``, or an object that only has
+    it) is asked for its order, which must be a topological order of ``graph``; an order
+    other than the deterministic one is marked with the scheduler's class
+    (:attr:`Plan.scheduler`), so an export says where its plan came from.
+
+    Raises:
+        SchedulerError: the order misses a task, repeats one, names an unknown one, or puts a
+            task before one of its dependencies.
+        CycleError: the graph has a cycle.
+    """
+    if type(scheduler).build_plan is DeterministicScheduler.build_plan:
+        return scheduler.plan(payload)  # type: ignore[attr-defined, no-any-return]
+    names = scheduler.build_plan(payload)
+    ours = DeterministicScheduler(graph).plan(payload)
+    kind = type(scheduler)
+    where = f"{kind.__module__}.{kind.__qualname__}"
+    order = check_order(graph, names, where)
+    if order == ours.names:
+        return ours
+    position = dict(zip(ours.names, range(len(ours)), strict=True))
+    level: dict[str, int] = {}
+    for name in order:
+        level[name] = max((level[dep] + 1 for dep in graph.nodes[name].depends_on), default=0)
+    return Plan(
+        order,
+        tuple(ours.task_ids[position[name]] for name in order),
+        tuple(level[name] for name in order),
+        ours.payload_text,
+        where,
+    )
+
+
+def check_order(graph: TaskGraph, names: Any, where: str) -> tuple[str, ...]:
+    """``names`` as a tuple when it is a topological order of ``graph``.
+
+    Raises:
+        SchedulerError: one line saying the first way it is not.
+    """
+    said = f"{where}.build_plan"
+    if isinstance(names, str | bytes) or not isinstance(names, Sequence):
+        raise SchedulerError(f"{said} returned {type(names).__name__}, not a list of task names")
+    done: set[str] = set()
+    for name in names:
+        if not isinstance(name, str) or name not in graph.nodes:
+            raise SchedulerError(f"{said} returned {name!r}, which is no task of the graph")
+        if name in done:
+            raise SchedulerError(f"{said} returned {name!r} twice")
+        for dep in graph.nodes[name].depends_on:
+            if dep not in done:
+                raise SchedulerError(
+                    f"{said} puts {name!r} before its dependency {dep!r}: "
+                    "a plan must be a topological order of the graph"
+                )
+        done.add(name)
+    if len(done) != len(graph.nodes):
+        missing = [name for name in graph.nodes if name not in done]
+        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        raise SchedulerError(f"{said} left out {', '.join(map(repr, missing[:5]))}{more}")
+    return tuple(names)

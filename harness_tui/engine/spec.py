@@ -34,7 +34,8 @@ def task_spec(node: TaskNode) -> dict[str, Any]:
         "depends_on": sorted(node.depends_on),
         "max_retries": node.max_retries,
         "retry_interval": float(node.retry_interval),
-        "timeout_seconds": node.timeout_seconds,
+        # A number of seconds, however it was written (`5` in Python, `5.0` read from YAML).
+        "timeout_seconds": None if node.timeout_seconds is None else float(node.timeout_seconds),
         "fallback": _ref(node.fallback, node.fallback_ref),
         "when": node.when_source or (None if node.when is None else _ref(node.when, "")),
         "trigger": node.trigger.value,

@@ -4,11 +4,13 @@ a fixed interval, timeouts, the fallback, and committing the output."""
 from __future__ import annotations
 
 import hashlib
+import json
 
+from .attempt import CANCELLED, ERROR, OK, TIMEOUT, Attempt, Executor, Outcome
 from .canonical import CanonicalError, check_json, digest_text, loads
+from .capture import LogBuffer, attempt_began, attempt_ended
 from .context import RunContext
 from .events import OUTPUT_STATUSES, Status
-from .executors import AttemptCall, Outcome
 from .graph import TaskNode, Trigger
 from .inputs import ResultsView, TaskInputs
 from .recorded_calls import AttemptIO
@@ -17,6 +19,22 @@ from .scheduler import PlanStep
 __all__ = ["StepRunner"]
 
 _new_tuple = tuple.__new__
+
+
+def _execute(
+    context: RunContext, executor: Executor, call: Attempt, log: LogBuffer | None
+) -> Outcome:
+    """Run one attempt where ``executor`` says; while it runs, it is the run's attempt in
+    flight (a stop cancels it) and what is written to descriptors 1 and 2 is its log."""
+    context.attempt = call
+    if log is not None:
+        attempt_began(log)
+    try:
+        return executor.run(call)
+    finally:
+        if log is not None:
+            attempt_ended(log)
+        context.attempt = None
 
 
 class StepRunner:
@@ -99,6 +117,7 @@ class StepRunner:
         executor = context.executor
         clock = context.clock
         cancelled = context.cancelled
+        detach = context.detach
         input_digest = self._input_digest(node)
         attempts = node.max_retries + 1
         for attempt in range(1, attempts + 1):
@@ -111,7 +130,7 @@ class StepRunner:
             fn = node.fn
             if fn is None:
                 outcome = Outcome(
-                    "error",
+                    ERROR,
                     error={
                         "type": "MissingCallable",
                         "message": f"task {node.name!r} has no callable",
@@ -122,11 +141,14 @@ class StepRunner:
                 log = context.new_log(node.name, attempt)
                 io = context.new_io(node.name, attempt)
                 call = _new_tuple(
-                    AttemptCall,
-                    (node.name, attempt, "task", fn, inputs, node.timeout_seconds, log, io),
-                )
-                outcome = executor.execute(call, clock)
+                    Attempt,
+                    (node.name, attempt, "task", fn, inputs, node.timeout_seconds, log, clock,
+                     detach, False, io),
+                )  # fmt: skip
+                outcome = _execute(context, executor, call, log)
                 if log is not None:
+                    if outcome.log is not None:  # it ran where this log could not see it
+                        log.load(outcome.log)
                     context.end_log(log)
                 if io is not None:
                     outcome = _diverged(context, io, outcome)
@@ -144,7 +166,7 @@ class StepRunner:
         started = context.clock.now()
         log = context.new_log(node.name, attempt)
         io = context.new_io(node.name, attempt)
-        call = AttemptCall(
+        call = Attempt(
             node.name,
             attempt,
             "fallback",
@@ -152,10 +174,15 @@ class StepRunner:
             self._task_inputs(node, step, attempt),
             None,
             log,
+            context.clock,
+            context.detach,
+            False,
             io,
         )
-        outcome = context.executor.execute(call, context.clock)
+        outcome = _execute(context, context.executor, call, log)
         if log is not None:
+            if outcome.log is not None:
+                log.load(outcome.log)
             context.end_log(log)
         if io is not None:
             outcome = _diverged(context, io, outcome)
@@ -192,7 +219,7 @@ class StepRunner:
         success: Status,
     ) -> Status:
         kind = outcome.kind
-        if kind == "ok":
+        if kind == OK:
             try:
                 text = check_json(outcome.value, "$output")
             except CanonicalError as exc:
@@ -204,10 +231,13 @@ class StepRunner:
                     error={"type": "OutputNotJSON", "message": str(exc)},
                 ).status
             out_digest = digest_text(text)
+            returned = self._context.returned
+            if returned is not None and text[0] in "[{":
+                returned[node.name] = json.dumps(outcome.value, ensure_ascii=False)
             # The commit happens before the event so listeners see the output with its event.
             self._context.commit(node.name, text, out_digest)
             return self._emit(step, success, attempt, started, None, None, out_digest).status
-        if kind == "timeout":
+        if kind == TIMEOUT:
             return self._emit(
                 step,
                 Status.TIMED_OUT,
@@ -218,7 +248,7 @@ class StepRunner:
                     "message": f"attempt exceeded {node.timeout_seconds:g} s",
                 },
             ).status
-        if kind == "cancelled":
+        if kind == CANCELLED:
             return self._emit(
                 step,
                 Status.CANCELLED,
@@ -226,6 +256,8 @@ class StepRunner:
                 started_at=started,
                 error=outcome.error or {"type": "Cancelled", "message": "stopped by the user"},
             ).status
+        if outcome.exception is not None:
+            self._context.exceptions[node.name] = outcome.exception
         return self._emit(
             step,
             Status.FAILED,
@@ -241,6 +273,6 @@ def _diverged(context: RunContext, io: AttemptIO, outcome: Outcome) -> Outcome:
     hold fails, whatever the task made of the refusal (a stop by the user stays a stop)."""
     assert context.calls is not None
     line = context.calls.close(io)
-    if line is None or outcome.kind == "cancelled":
+    if line is None or outcome.kind is CANCELLED:
         return outcome
-    return Outcome("error", error={"type": "CallDiverged", "message": line}, worker=outcome.worker)
+    return Outcome(ERROR, error={"type": "CallDiverged", "message": line}, worker=outcome.worker)

@@ -178,6 +178,8 @@ class TaskDivergence:
         expected_value / actual_value: the outputs, when they differ and are small.
         renamed_from: the task's name in the first run, when the workflow renamed it.
         cause: where the difference was born, when the workflows say (see :func:`explain`).
+        same_outcome: its final status and output are equal in both runs (what a dependent
+            sees did not change, whatever its inputs were).
     """
 
     task: str
@@ -188,6 +190,7 @@ class TaskDivergence:
     actual_value: Any = None
     renamed_from: str | None = None
     cause: str = ""
+    same_outcome: bool = False
 
     CAUSES = {
         "added": "only in the second run",
@@ -261,7 +264,8 @@ def _compare(
     if a.output_digest != b.output_digest:
         values = outputs
     if a.input_digest != b.input_digest:
-        found = TaskDivergence(task, "inputs", a.status, b.status, *values)
+        same = a.status == b.status and a.output_digest == b.output_digest
+        found = TaskDivergence(task, "inputs", a.status, b.status, *values, same_outcome=same)
     elif a.status != b.status:
         found = TaskDivergence(task, "status", a.status, b.status, *values)
     elif a.output_digest != b.output_digest:
@@ -314,8 +318,12 @@ def explain(
     depends_on: Mapping[str, Sequence[str]],
 ) -> list[TaskDivergence]:
     """Name where each ``inputs`` divergence was born, from the plan diff of the two runs'
-    workflows: the task's own changed fields, a dependency that differs, or (where no
-    dependency differs) the payload.
+    workflows: the task's own changed fields, a dependency whose outcome differs, or (where
+    no dependency's outcome differs) the payload.
+
+    A dependency that ran with other inputs but ended with the same status and output is
+    no cause: its dependent's input digest differs only because digests chain. When nothing
+    else explains a difference, the line says so and names that dependency.
 
     Args:
         found: the divergences from :func:`task_diff`.
@@ -331,9 +339,14 @@ def explain(
             continue
         change = plan.tasks.get(difference.task)
         deps = [differing[d] for d in depends_on.get(difference.task, ()) if d in differing]
-        reasons = _reasons(change.fields if change else {}, deps)
-        if payload and not deps:  # where the payload's change enters the graph
+        seen = [d for d in deps if d.kind != "attempts" and not d.same_outcome]
+        reasons = _reasons(change.fields if change else {}, seen)
+        if payload and not seen:  # every task reads the payload; named where nothing else is
             reasons.append(payload)
+        quiet = [d.task for d in deps if d.same_outcome]
+        if not reasons and quiet:
+            reasons.append(f"nothing it reads differs: upstream {', '.join(quiet)} had other "
+                           "inputs but the same outcome and output")  # fmt: skip
         explained.append(replace(difference, cause="; ".join(reasons)))
     return explained
 

@@ -38,7 +38,7 @@ from ..engine.events import RUN_FAILING_STATUSES, RunStatus, Status, TraceEvent
 from ..engine.graph import TaskGraph
 from ..engine.orchestrator import Run
 from ..engine.recorded_calls import Exchange
-from ..engine.scheduler import DeterministicScheduler, Plan
+from ..engine.scheduler import DeterministicScheduler, Plan, SchedulerError, check_order
 from ..engine.state import RunState
 from ..workflow.errors import WorkflowError
 from ..workflow.limits import Limits, current
@@ -393,9 +393,12 @@ class RunRecord:
             **_additions_1_1(run, workflow, forked_from),
             **_additions_1_2(run),
         }
+        if run.plan.scheduler is not None:  # only then: every other export stays as it was
+            document["scheduler"] = run.plan.scheduler
         if keys:
-            known = [run.payload, workflow.payload, run.results]
-            document = redact_document(document, keys, workflow.payload)
+            params = [node.params for node in workflow.graph.nodes.values()]
+            known = [run.payload, workflow.payload, *params, run.results]
+            document = redact_document(document, keys, [workflow.payload, *params])
             redact_recordings(document, keys, known)
         document["checksum"] = _checksum(document)
         record = cls(document)
@@ -560,9 +563,7 @@ class RunRecord:
         if recorded_plan.digest != digests["plan"]:
             raise RecordError(f"{name}: plan does not match its digest")
         if "plan-from-payload" not in skip:
-            derived = DeterministicScheduler(workflow.graph).plan(self.payload)
-            if derived != recorded_plan:
-                raise RecordError(f"{name}: plan does not match the embedded workflow and payload")
+            self._check_plan(workflow, recorded_plan)
         if "payload-digest" not in skip and digest(self.payload) != digests["payload"]:
             raise RecordError(f"{name}: payload does not match its digest")
         self._check_trace(skip)
@@ -689,6 +690,36 @@ class RunRecord:
     def run_id(self) -> str | None:
         value = self.document.get("run_id")
         return str(value) if value is not None else None
+
+    def _check_plan(self, workflow: Workflow, recorded: Plan) -> None:
+        """The plan follows from the workflow and payload: it is the deterministic plan, or,
+        when a custom scheduler chose it (``scheduler``), a topological order of the graph
+        with the task ids and levels that follow."""
+        name = self.source_name
+        derived = DeterministicScheduler(workflow.graph).plan(self.payload)
+        custom = self.scheduler
+        if custom is None:
+            if derived != recorded:
+                raise RecordError(f"{name}: plan does not match the embedded workflow and payload")
+            return
+        try:
+            check_order(workflow.graph, recorded.names, custom)
+        except SchedulerError as exc:
+            raise RecordError(f"{name}: plan is no order of the embedded workflow: {exc}") from None
+        ids = dict(zip(derived.names, derived.task_ids, strict=True))
+        levels: dict[str, int] = {}
+        graph = workflow.graph.nodes
+        for task, task_id, level in zip(recorded.names, recorded.task_ids, recorded.levels,
+                                         strict=True):  # fmt: skip
+            levels[task] = max((levels[d] + 1 for d in graph[task].depends_on), default=0)
+            if task_id != ids[task] or level != levels[task]:
+                raise RecordError(f"{name}: plan row {task!r} does not match the payload")
+
+    @property
+    def scheduler(self) -> str | None:
+        """The custom scheduler that chose the plan's order (None: the deterministic one)."""
+        value = self.document.get("scheduler")
+        return value if isinstance(value, str) else None
 
     @cached_property
     def plan(self) -> Plan:

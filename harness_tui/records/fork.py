@@ -10,21 +10,26 @@ fresh run's trace and digest; what it was forked from is kept beside the digests
 
 from __future__ import annotations
 
+import importlib.machinery
+import importlib.util
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from ..engine.attempt import Attempt, Executor, Outcome
 from ..engine.capture import UNATTRIBUTED
 from ..engine.clock import Clock, SystemClock
 from ..engine.diff import json_changes
 from ..engine.events import Status, ends_task
-from ..engine.executors import AttemptCall, Executor, Outcome, RecordedExecutor, SerialExecutor
 from ..engine.graph import TaskNode
+from ..engine.recorded import RecordedExecutor
 from ..engine.spec import task_spec
 from ..workflow.errors import WorkflowError
-from ..workflow.loader import Workflow
+from ..workflow.loader import Workflow, parse_workflow
 from ..workflow.python_source import load_python, python_spec
+from ..workflow.refs import PYTHON_REF
 from .errors import RecordError
 from .export import RunRecord
 
@@ -45,6 +50,9 @@ class Fork:
         task: the task the fork re-runs from.
         kept: tasks replayed from the record instead of run.
         forked_from: ``(run digest, task)`` of the record, for the new run's export.
+        record: the record forked.
+        code_folder: the folder the re-run tasks' code is imported from (None when they
+            need none there: built-ins, or modules installed on ``sys.path``).
     """
 
     workflow: Workflow
@@ -53,32 +61,54 @@ class Fork:
     kept: frozenset[str]
     forked_from: tuple[str, str]
     record: RunRecord
+    code_folder: Path | None = None
 
     def executor(self, live: Executor | None = None) -> KeptExecutor:
         """An executor that replays the kept tasks' attempts and runs the others with
-        ``live`` (default: a :class:`SerialExecutor`)."""
+        ``live`` (default: in this process)."""
         logs = {k: v for k, v in self.record.logs.items() if k != UNATTRIBUTED}
         recorded = RecordedExecutor(self.record.events, self.record.outputs, logs)
-        return KeptExecutor(recorded, live or SerialExecutor(), self.kept)
+        return KeptExecutor(recorded, live or Executor(), self.kept)
 
 
-def plan_fork(record: RunRecord, task: str, workflow: Workflow | None = None) -> Fork:
-    """Decide what a re-run of ``record`` from ``task`` keeps.
+def plan_fork(
+    record: RunRecord,
+    task: str,
+    workflow: Workflow | None = None,
+    export_path: str | Path | None = None,
+    code_folder: Path | None = None,
+) -> Fork:
+    """Decide what a re-run of ``record`` from ``task`` keeps, and where its code is.
+
+    The task code is looked for in ``workflow``'s folder when one is given; otherwise next
+    to the export (``export_path``), then in the folder the record names, if it still
+    exists; modules installed on ``sys.path`` need no folder.
 
     Args:
         record: the run to fork (an export, or a stored run exported).
         task: the task to re-run from.
         workflow: the workflow to run instead of the record's own (the current file): any
             change to a kept task's spec or dependencies is refused.
+        export_path: the export file the record was read from, if any.
+        code_folder: where a previous re-run of this run found its code (looked in first).
 
     Raises:
-        ForkError: the record is redacted, ``task`` is unknown, or a kept task changed.
+        ForkError: the record is redacted, ``task`` is unknown, a kept task changed, or the
+            code is nowhere it was looked for (the message names each place).
     """
     name = record.source_name
     if record.redacted:
         raise ForkError(f"{name}: a redacted export cannot be re-run (its outputs were replaced)")
     recorded = record.workflow
-    target = workflow if workflow is not None else _runnable(record, recorded)
+    if workflow is not None:
+        places = [("in the folder of --workflow", _folder_of(workflow))]
+        hint = "put it beside that workflow, or install it"
+        target, folder = workflow, _code_folder(workflow, places, hint)
+    else:
+        places = _places(recorded, export_path)
+        if code_folder is not None:
+            places.insert(0, ("where the last re-run found it", code_folder))
+        target, folder = _runnable(record, recorded, places)
     if task not in target.graph.nodes:
         raise ForkError(f"{name}: no task {task!r} in workflow {target.name!r}")
     rerun = {task, *target.graph.descendants(task)}
@@ -89,23 +119,124 @@ def plan_fork(record: RunRecord, task: str, workflow: Workflow | None = None) ->
     )  # fmt: skip
     if workflow is not None:
         _check_kept_unchanged(recorded, workflow, kept, task)
-    return Fork(target, record.payload, task, kept, (record.digests["run"], task), record)
+    forked_from = (record.digests["run"], task)
+    return Fork(target, record.payload, task, kept, forked_from, record, folder)
 
 
-def _runnable(record: RunRecord, recorded: Workflow) -> Workflow:
-    """The record's own workflow, with code to run: a workflow file's (its references import
-    when they run), or a Python-defined one imported again from ``file.py:factory`` (its
-    embedded spec has no code), refused when that module no longer matches the record."""
-    if python_spec(recorded) is None:
-        return recorded
+_Place = tuple[str, Path | None]
+"""Where code may be: ``(how the place is named, folder)``; None when there is no folder."""
+
+
+def _places(recorded: Workflow, export_path: str | Path | None) -> list[_Place]:
+    """Next to the export, then the folder the record names (relative to here), each once."""
+    places: list[_Place] = []
+    if export_path is not None:
+        places.append(("next to the export", Path(export_path).resolve().parent))
+    if recorded.path != "<string>":
+        file = PYTHON_REF.match(recorded.path)
+        path = Path(file["file"] if file else recorded.path)
+        try:
+            folder: Path | None = path.resolve().parent
+        except (OSError, ValueError):  # a NUL in it, or a path the OS cannot resolve
+            folder = None
+        if places and folder == places[0][1]:
+            places[0] = ("next to the export and in the recorded folder", folder)
+        else:
+            places.append(("in the recorded folder", folder))
+    return places
+
+
+def _folder_of(workflow: Workflow) -> Path | None:
+    file = PYTHON_REF.match(workflow.path)
+    path = file["file"] if file else workflow.path
+    return None if path == "<string>" else Path(path).resolve().parent
+
+
+def _modules(workflow: Workflow) -> dict[str, str]:
+    """Top-level module -> the first task whose ``run:`` or ``fallback:`` imports it."""
+    found: dict[str, str] = {}
+    for node in workflow.graph.nodes.values():
+        for ref in (node.ref, node.fallback_ref):
+            if ref and not ref.startswith("builtin:") and ":" in ref:
+                found.setdefault(ref.partition(":")[0].partition(".")[0], node.name)
+    return found
+
+
+def _has(folder: Path | None, module: str) -> bool:
+    """Whether ``module`` (top level) is in ``folder``: looked up, not imported."""
+    if folder is None or not folder.is_dir():
+        return False
+    return importlib.machinery.PathFinder.find_spec(module, [str(folder)]) is not None
+
+
+def _installed(module: str) -> bool:
     try:
-        current = load_python(recorded.path)
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+_HINT = "give --workflow FILE to name the workflow whose folder holds it"
+
+
+def _code_folder(workflow: Workflow, places: list[_Place], hint: str = _HINT) -> Path | None:
+    """The first place that holds every module the workflow's references name (None when
+    they are all installed, or there are none).
+
+    Raises:
+        ForkError: a module is in none of the places nor installed.
+    """
+    modules = _modules(workflow)
+    for _, folder in places:
+        if modules and all(_has(folder, module) for module in modules):
+            return folder
+    missing = [module for module in modules if not _installed(module)]
+    if not missing:
+        return None
+    module = missing[0]
+    looked = "; ".join(
+        f"{how} ({folder if folder is not None else 'no folder'}"
+        f"{', missing' if folder is not None and not folder.is_dir() else ''})"
+        for how, folder in places
+    )
+    raise ForkError(
+        f"cannot find module {module!r} (task {modules[module]!r}): looked {looked}; {hint}"
+    )
+
+
+def _runnable(
+    record: RunRecord, recorded: Workflow, places: list[_Place]
+) -> tuple[Workflow, Path | None]:
+    """The record's own workflow, with code to run, and the folder its code comes from: a
+    workflow file's (its references import from that folder when they run), or a
+    Python-defined one imported again from ``file.py:factory`` found in one of ``places``
+    (its embedded spec has no code), refused when that module no longer matches the
+    record."""
+    if python_spec(recorded) is None:
+        folder = _code_folder(recorded, places)
+        if folder is None:
+            return recorded, folder
+        return parse_workflow(recorded.source, recorded.path, base=folder), folder
+    file = PYTHON_REF.match(recorded.path)
+    found = [
+        folder / Path(file["file"]).name
+        for _, folder in places
+        if file and folder is not None and (folder / Path(file["file"]).name).is_file()
+    ]
+    if file is None or not found:
+        looked = "; ".join(f"{how} ({folder})" for how, folder in places)
+        raise ForkError(
+            f"{record.source_name}: this run was defined in Python and {recorded.path} is not "
+            f"found (looked {looked}); give --workflow FILE.py:factory"
+        )
+    try:
+        current = load_python(f"{found[0]}:{file['attr']}")
     except WorkflowError as exc:
         raise ForkError(
             f"{record.source_name}: this run was defined in Python and {recorded.path} cannot "
             f"be loaded here ({exc.problems[0].message}); give --workflow FILE.py:factory"
         ) from None
-    return current
+    return current, found[0].parent
 
 
 def _comparable(node: TaskNode) -> dict[str, Any]:
@@ -134,35 +265,40 @@ def _check_kept_unchanged(recorded: Workflow, current: Workflow, kept: frozenset
             )
 
 
-class KeptExecutor:
+class KeptExecutor(Executor):
     """Replays kept tasks' recorded attempts; runs every other task with the live executor.
 
     Retry intervals of a kept task are not waited again: :class:`ForkClock` asks
     :attr:`replaying` whether the attempt just executed was a replayed one.
     """
 
+    name = "kept"
+
     def __init__(self, recorded: RecordedExecutor, live: Executor, kept: frozenset[str]) -> None:
         self.recorded = recorded
         self.live = live
         self.kept = kept
         self.replaying = False
+        self.pickles = live.pickles
 
-    def execute(self, call: AttemptCall, clock: Clock) -> Outcome:
-        self.replaying = call.task in self.kept
+    def run(self, attempt: Attempt) -> Outcome:
+        self.replaying = attempt.task in self.kept
         if self.replaying:
-            return self.recorded.execute(call, clock)
-        return self.live.execute(call, clock)
+            return self.recorded.run(attempt)
+        return self.live.run(attempt)
 
-    def cancel(self) -> None:
-        self.live.cancel()
+    def cancel(self, attempt: Attempt) -> None:
+        self.live.cancel(attempt)
 
     def interrupt(self) -> None:
         """Ctrl+C: as the live executor takes it (a replayed attempt runs no code to stop)."""
-        interrupt = getattr(self.live, "interrupt", None)
-        if interrupt is None:
-            self.live.cancel()
-        else:
-            interrupt()
+        self.live.interrupt()
+
+    def start(self) -> None:
+        self.live.start()
+
+    def close(self) -> None:
+        self.live.close()
 
 
 class ForkClock:

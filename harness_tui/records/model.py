@@ -159,6 +159,11 @@ class RunExport(_Open):
     logs_omitted: str | None = Field(
         None, description="1.1: why the task logs were left out (they would not fit)."
     )
+    scheduler: str | None = Field(
+        None,
+        description="1.1: the custom scheduler (module.Qualname) whose order the plan is, when "
+        "it is not the deterministic one; the plan is then checked to be a topological order.",
+    )
     unattributed_log: AttemptLog | None = Field(
         None,
         description="1.1: what threads wrote after the attempt that started them ended; "

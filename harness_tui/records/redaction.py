@@ -1,11 +1,14 @@
 """Redaction that holds: the values of chosen keys taken out of every part of an export.
 
 A redacted export is for sharing in a bug report. Each value found under a redacted key (in
-the payload, the workflow's default payload and ``with:`` blocks, the Python spec, the
+the payload, the workflow's default payload and every task's ``with:``, the Python spec, the
 results) becomes the literal ``<redacted>``: no digest of the value is written, so a short
-id cannot be recovered by hashing guesses. The texts of those values are then scrubbed from
-every free text of the export (the embedded workflow source, error messages, tracebacks,
-logs, strings inside results), so a task that printed a customer id does not leak it.
+id cannot be recovered by hashing guesses. Every one of those values is then searched for
+everywhere else in the export and replaced there too: in every free text (the embedded
+workflow source and path, error messages, tracebacks, logs, strings inside the payload and
+results, the environment) and as a number anywhere in the payload and results. So a task
+that printed a customer id, returned its API key under another name or failed with its
+password in the message does not leak it, wherever the value was given.
 
 The export keeps the run's original digests (so that a run with the real payload can be
 compared with it); the checks of the reader that would need the redacted content are skipped
@@ -85,6 +88,7 @@ class _Scrubber:
             (s for s in secrets if len(s) >= MIN_SCRUBBED and s != REPLACEMENT),
             key=lambda s: (-len(s), s),
         )
+        self.numbers = frozenset(self.secrets)  # a number's secret is its JSON text
 
     def text(self, text: str) -> str:
         for secret in self.secrets:
@@ -93,12 +97,26 @@ class _Scrubber:
         return text
 
     def value(self, value: Any) -> Any:
+        """Data (payload, results): every string scrubbed, a number equal to a secret
+        replaced whole."""
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):
             return {k: self.value(v) for k, v in value.items()}
         if isinstance(value, list):
             return [self.value(v) for v in value]
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        return REPLACEMENT if number and json.dumps(value) in self.numbers else value
+
+    def texts(self, value: Any) -> Any:
+        """Fields beside the data (timings, the environment): their strings scrubbed, their
+        numbers (sequence numbers, times) kept."""
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            return {k: self.texts(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.texts(v) for v in value]
         return value
 
 
@@ -131,39 +149,44 @@ def _redact_source(source: str, keys: frozenset[str], scrub: _Scrubber) -> str:
 
 
 def redact_document(
-    document: dict[str, Any], keys: frozenset[str], defaults: Any
+    document: dict[str, Any], keys: frozenset[str], sources: Iterable[Any]
 ) -> dict[str, Any]:
     """A copy of an unredacted export ``document`` with ``keys`` redacted everywhere.
 
     Args:
-        defaults: the workflow's default payload (its values are secrets too).
+        sources: the values the workflow gives its run besides the document's payload: its
+            default payload and each task's ``with:`` (the values under ``keys`` in them are
+            secrets too).
 
     The caller checks that the embedded workflow is still valid (a redacted value may also
     be written where the workflow needs it, such as a timeout).
     """
     found: set[str] = set()
-    for part in (document["payload"], defaults, document["results"], document.get("spec")):
+    for part in (document["payload"], document["results"], document.get("spec"), *sources):
         _secrets(part, keys, found)
     scrub = _Scrubber(found)
     out = copy.deepcopy(document)
     out["payload"] = scrub.value(redact_value(out["payload"], keys))
     out["results"] = scrub.value(redact_value(out["results"], keys))
+    workflow = out["workflow"]
     if out.get("spec") is not None:
         out["spec"] = scrub.value(redact_value(out["spec"], keys))
-        out["workflow"]["source"] = check_json(out["spec"])
+        workflow["source"] = check_json(out["spec"])
     else:
-        out["workflow"]["source"] = _redact_source(out["workflow"]["source"], keys, scrub)
+        workflow["source"] = _redact_source(workflow["source"], keys, scrub)
+    workflow["name"], workflow["path"] = scrub.text(workflow["name"]), scrub.text(workflow["path"])
     for event in out["trace"]:
         if "error" in event:
-            event["error"] = scrub.value(event["error"])
-    for timing in out.get("timings", []):
-        if timing.get("traceback") is not None:
-            timing["traceback"] = scrub.text(timing["traceback"])
+            event["error"] = scrub.texts(event["error"])
+    if "timings" in out:
+        out["timings"] = scrub.texts(out["timings"])
     for attempt in out.get("attempts") or []:
         if attempt.get("log") is not None:
             attempt["log"]["text"] = scrub.text(attempt["log"]["text"])
     if out.get("unattributed_log") is not None:
         out["unattributed_log"]["text"] = scrub.text(out["unattributed_log"]["text"])
+    if "environment" in out:
+        out["environment"] = scrub.texts(out["environment"])
     out["redacted"] = sorted(keys)
     out["redaction"] = {
         "keys": sorted(keys),

@@ -21,6 +21,8 @@ from .export import RunRecord
 
 __all__ = [
     "DASHED",
+    "MERMAID_MAX_EDGES",
+    "MERMAID_MAX_TEXT",
     "STATUS_COLOURS",
     "Facts",
     "commands",
@@ -30,6 +32,7 @@ __all__ = [
     "markdown_report",
     "mermaid_dag",
     "mermaid_label",
+    "mermaid_note",
     "trace_rows",
     "versions",
     "visible_block",
@@ -97,9 +100,92 @@ def mermaid_label(text: str) -> str:
     return "".join(f"#{ord(c)};" if c in '"<>&#`\\|[]{}()' else c for c in shown)
 
 
+MERMAID_MAX_EDGES = 500
+"""Mermaid's ``maxEdges``: it refuses to draw a diagram with more edges. It is one of its
+``secure`` settings, which a diagram's init directive cannot raise."""
+MERMAID_MAX_TEXT = 50_000
+"""Mermaid's ``maxTextSize`` (characters of diagram text), a ``secure`` setting too."""
+_BANDS = 30
+"""Bands of plan levels in a summary: at most 30 * 29 / 2 = 435 edges between them."""
+_WORST_FIRST = (
+    "failed", "timed_out", "upstream_failed", "cancelled", "running", "fallback", "skipped",
+    "pending", "succeeded",
+)  # fmt: skip
+
+
 def mermaid_dag(facts_: Facts) -> str:
-    """The DAG as a Mermaid ``flowchart``: one node per task (ids ``t0``, ``t1``... in plan
-    order, labels escaped), one edge per dependency, a class per final status."""
+    """The DAG as a Mermaid ``flowchart``: one node per task, or, past what Mermaid draws
+    (:data:`MERMAID_MAX_EDGES`, :data:`MERMAID_MAX_TEXT`), a summary with one node per band
+    of plan levels (see :func:`mermaid_note`)."""
+    edges = sum(len(deps) for deps in dependencies(facts_.record).values())
+    if edges <= MERMAID_MAX_EDGES:
+        text = _mermaid_tasks(facts_)
+        if len(text) <= MERMAID_MAX_TEXT:
+            return text
+    return _mermaid_bands(facts_)
+
+
+def mermaid_note(facts_: Facts, dag: str) -> str:
+    """The line that says ``dag`` (from :func:`mermaid_dag`) is a summary, or ``""``."""
+    if not dag.startswith("%% summary"):
+        return ""
+    record = facts_.record
+    edges = sum(len(deps) for deps in dependencies(record).values())
+    return (
+        f"The DAG has {len(record.plan):,} tasks and {edges:,} dependencies, more than Mermaid "
+        f"draws ({MERMAID_MAX_EDGES} edges, {MERMAID_MAX_TEXT:,} characters): each box below "
+        "is a band of plan levels with its tasks' final statuses. `--format html` draws "
+        "every task."
+    )
+
+
+def _mermaid_bands(facts_: Facts) -> str:
+    """The summary: one node per band of consecutive plan levels, with its tasks' final
+    statuses counted, an edge where a dependency crosses bands, a class for the worst."""
+    plan = facts_.record.plan
+    depth = max(plan.levels, default=0) + 1
+    bands = min(depth, _BANDS)
+    band_of = {name: level * bands // depth for name, level in zip(plan.names, plan.levels,
+                                                                      strict=True)}  # fmt: skip
+    members: list[list[str]] = [[] for _ in range(bands)]
+    for name in plan.names:
+        members[band_of[name]].append(name)
+    lines = ["%% summary: one node per band of plan levels", "flowchart LR"]
+    used = set()
+    for band, names in enumerate(members):
+        if not names:
+            continue
+        levels = sorted({plan.levels[plan.index_of[n]] for n in names})
+        span = f"level {levels[0]}" if len(levels) == 1 else f"levels {levels[0]}-{levels[-1]}"
+        counts = {status: 0 for status in _WORST_FIRST}
+        for name in names:
+            counts[facts_.final[name]] = counts.get(facts_.final[name], 0) + 1
+        shown = ", ".join(f"{n} {status}" for status, n in counts.items() if n)
+        worst = next(status for status in _WORST_FIRST if counts[status])
+        used.add(worst)
+        lines.append(f'    b{band}["{span}: {len(names)} tasks<br/>{shown}"]:::{worst}')
+    crossing = {
+        (band_of[dep], band_of[name])
+        for name, deps in dependencies(facts_.record).items()
+        for dep in deps
+        if band_of[dep] != band_of[name]
+    }
+    lines += [f"    b{a} --> b{b}" for a, b in sorted(crossing)]
+    return "\n".join(lines + _class_lines(used))
+
+
+def _class_lines(used: set[str]) -> list[str]:
+    lines = []
+    for status in sorted(used):
+        fill, stroke = STATUS_COLOURS[status]
+        dash = ",stroke-dasharray:4" if status == DASHED else ""
+        lines.append(f"    classDef {status} fill:{fill},stroke:{stroke}{dash}")
+    return lines
+
+
+def _mermaid_tasks(facts_: Facts) -> str:
+    """One node per task (ids ``t0``, ``t1``... in plan order, labels escaped), one edge per
+    dependency, a class per final status."""
     names = list(facts_.record.plan.names)
     ids = {name: _node_id(i) for i, name in enumerate(names)}
     lines = ["flowchart LR"]
@@ -109,12 +195,7 @@ def mermaid_dag(facts_: Facts) -> str:
     for name, deps in dependencies(facts_.record).items():
         for dep in deps:
             lines.append(f"    {ids[dep]} --> {ids[name]}")
-    used = sorted(set(facts_.final.values()))
-    for status in used:
-        fill, stroke = STATUS_COLOURS[status]
-        dash = ",stroke-dasharray:4" if status == DASHED else ""
-        lines.append(f"    classDef {status} fill:{fill},stroke:{stroke}{dash}")
-    return "\n".join(lines)
+    return "\n".join(lines + _class_lines(set(facts_.final.values())))
 
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>#!|~&])")
@@ -223,7 +304,9 @@ def markdown_report(facts_: Facts) -> str:
         "",
         *_md_table(["what", "version"], versions(record)),
     ]
-    lines += ["", "## DAG", "", "```mermaid", mermaid_dag(facts_), "```", ""]
+    dag = mermaid_dag(facts_)
+    note = mermaid_note(facts_, dag)
+    lines += ["", "## DAG", "", *([note, ""] if note else []), "```mermaid", dag, "```", ""]
     lines += _md_failure(facts_)
     header = ["seq", "task", "status", "attempt", "duration", "error"]
     lines += ["", "## Trace", "", *_md_table(header, trace_rows(record))]

@@ -20,6 +20,7 @@ unfinished in the workbench: resumable), ``succeeded``, ``failed``, ``cancelled`
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import secrets
@@ -33,10 +34,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..engine.attempt import Executor
 from ..engine.capture import UNATTRIBUTED, AttemptLog
 from ..engine.clock import Clock
 from ..engine.events import RunStatus, Status, TraceEvent
-from ..engine.executors import Executor
 from ..engine.orchestrator import RetiredStep, Run, TaskOrchestrator
 from ..engine.resume import ResumeError
 from ..workflow.errors import WorkflowError
@@ -255,6 +256,58 @@ def _rollback(db: sqlite3.Connection) -> None:
         db.execute("ROLLBACK")
 
 
+def _schema_version(db: sqlite3.Connection, path: Path) -> int:
+    """The store's schema version, checked: a newer store, another program's database or a
+    negative version is refused."""
+    version = int(db.execute("PRAGMA user_version").fetchone()[0])
+    if version > SCHEMA_VERSION:
+        raise StoreError(
+            f"{path}: the run store has schema version {version}, newer than this "
+            f"harness-tui understands ({SCHEMA_VERSION}); upgrade harness-tui or use "
+            "another --store"
+        )
+    if version == 0:
+        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+        if tables and "runs" not in tables:  # someone else's database: never adopt it
+            raise StoreError(f"{path}: not a harness-tui run store")
+    elif version < 0:  # no migration starts below 0 (MIGRATIONS[-1] would run)
+        raise StoreError(f"{path}: not a harness-tui run store (schema {version})")
+    return version
+
+
+def _migrate(db: sqlite3.Connection, path: Path) -> None:
+    """Bring the schema to :data:`SCHEMA_VERSION` in one transaction under the write lock,
+    reading the version again inside it: of processes opening an old store at once, the
+    first upgrades it and the others find nothing left to do (a version read before the
+    lock may be stale, and running a migration twice fails: a column added twice)."""
+    try:
+        db.execute("BEGIN EXCLUSIVE")
+        version = _schema_version(db, path)
+        for number in range(version, SCHEMA_VERSION):
+            for statement in MIGRATIONS[number].split(";"):
+                if statement.strip():
+                    db.execute(statement)
+        if version < SCHEMA_VERSION:
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        db.execute("COMMIT")
+    except BaseException:
+        _rollback(db)
+        raise
+
+
+def _pause_before_migrating(path: Path, version: int | None) -> None:
+    """Called after a store's version is read (``None``: there is no store yet) and before it
+    is created or upgraded; tests replace it to hold two processes at that point together."""
+
+
+# errno values meaning "this file system makes no hard links".
+_NO_HARD_LINKS = frozenset(
+    getattr(errno, name)
+    for name in ("EPERM", "ENOTSUP", "EOPNOTSUPP", "EXDEV", "EMLINK")
+    if hasattr(errno, name)
+)
+
+
 def _holder(owner: str | None) -> str:
     """A lease owner as people read it: ``process 1234 on host``."""
     if not owner:
@@ -390,17 +443,13 @@ class RunStore:
         """Damage found before opening (a write-ahead log SQLite would silently cut short),
         with where a copy of it is kept; the store opens with what SQLite can recover."""
         writable = create if write is None else write
-        if self.path.exists():
-            if self.path.is_file() and self.path.stat().st_size == 0:
-                raise StoreError(f"{self.path}: an empty file is not a run store")
-            self._check_wal()
-        elif not create:
-            raise StoreError(f"{self.path}: no run store there (nothing was recorded)")
-        else:
-            try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise StoreError(f"{self.path}: cannot open the run store: {exc}") from None
+        if not self.path.exists():
+            if not create:
+                raise StoreError(f"{self.path}: no run store there (nothing was recorded)")
+            self._create()
+        if self.path.is_file() and self.path.stat().st_size == 0:
+            raise StoreError(f"{self.path}: an empty file is not a run store")
+        self._check_wal()
         with self._guard("cannot open the run store"):
             self._db = self._connect(writable)
             try:
@@ -408,6 +457,41 @@ class RunStore:
             except BaseException:
                 self._db.close()
                 raise
+
+    def _create(self) -> None:
+        """Make a new store whole, then put it in place: another process never sees it half
+        made (an empty file, or a schema between two versions).
+
+        The store is built under a temporary name in the same folder and linked to its
+        name, which fails when another process got there first: then theirs is used.
+        """
+        folder = self.path.parent
+        temp = folder / f".{self.path.name}.{secrets.token_hex(8)}.tmp"
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            _pause_before_migrating(self.path, None)
+            with self._guard("cannot create the run store"):
+                db = sqlite3.connect(temp, isolation_level=None)
+                try:
+                    db.execute("PRAGMA journal_mode=WAL")
+                    _migrate(db, temp)
+                finally:
+                    db.close()  # a clean close folds the write-ahead log into the file
+            try:
+                os.link(temp, self.path)
+            except FileExistsError:
+                pass  # made meanwhile by another process: that one is the store
+            except OSError as exc:
+                if exc.errno not in _NO_HARD_LINKS:
+                    raise
+                # A file system without hard links: a rename cannot refuse to replace, so
+                # the store is made in place (a process starting at that very instant may
+                # see it empty and refuse it once).
+        except OSError as exc:
+            raise StoreError(f"{self.path}: cannot create the run store: {exc}") from None
+        finally:
+            for leftover in (temp, Path(f"{temp}-wal"), Path(f"{temp}-shm")):
+                leftover.unlink(missing_ok=True)
 
     def _check_wal(self) -> None:
         wal = self.path.with_name(self.path.name + "-wal")
@@ -445,19 +529,7 @@ class RunStore:
     def _prepare(self, writable: bool) -> None:
         """Check the schema, and bring it to :data:`SCHEMA_VERSION` when it is older (a
         read-only opening reopens for writing for that, when the file can be written)."""
-        version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
-        if version > SCHEMA_VERSION:
-            raise StoreError(
-                f"{self.path}: the run store has schema version {version}, newer than this "
-                f"harness-tui understands ({SCHEMA_VERSION}); upgrade harness-tui or use "
-                "another --store"
-            )
-        if version == 0:
-            tables = {row[0] for row in self._db.execute("SELECT name FROM sqlite_master")}
-            if tables and "runs" not in tables:  # someone else's database: never adopt it
-                raise StoreError(f"{self.path}: not a harness-tui run store")
-        elif version < 0:  # no migration starts below 0 (MIGRATIONS[-1] would run)
-            raise StoreError(f"{self.path}: not a harness-tui run store (schema {version})")
+        version = _schema_version(self._db, self.path)
         if not writable:
             if version == SCHEMA_VERSION:
                 return
@@ -471,15 +543,9 @@ class RunStore:
             self._db = self._connect(writable=True)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
-        self._migrate(version)
-
-    def _migrate(self, version: int) -> None:
-        for number in range(version, SCHEMA_VERSION):
-            with self._transaction() as db:
-                for statement in MIGRATIONS[number].split(";"):
-                    if statement.strip():
-                        db.execute(statement)
-                db.execute(f"PRAGMA user_version = {number + 1}")
+        if version < SCHEMA_VERSION:
+            _pause_before_migrating(self.path, version)
+            _migrate(self._db, self.path)
 
     @property
     def schema_version(self) -> int:

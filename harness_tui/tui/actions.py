@@ -1,28 +1,81 @@
-"""Every user action named once: keys, stable id, palette title, help text (an action registry).
+"""Every user action named once: keys, stable id, palette title, help text, and when it can
+act (an action registry).
 
 Screens build their ``BINDINGS`` from these tables, the command palette lists them as
 ``area: Verb``, F1 lists them with their ids, and ``scripts/make_readme_keys.py`` writes the
 README's key table from them. Ids never change: users remap keys by id in ``keymap.json``.
+Each action's ``why_not`` reads the controller's :class:`WorkbenchState`: the footer greys out
+what it refuses, a key pressed anyway says its reason, and the palette shows it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from textual.binding import Binding, BindingType
 from textual.keys import format_key
 
+from .controller import WorkbenchState
+
 __all__ = [
     "DIFF",
     "GLOBAL",
     "INSPECTOR",
+    "NOTHING_OPEN",
+    "READ_ONLY",
     "WORKBENCH",
     "Action",
     "binding_ids",
     "bindings",
     "markdown_table",
+    "routed_bindings",
 ]
+
+NOTHING_OPEN = "nothing is open: o opens a workflow or an export"
+READ_ONLY = "read-only: this workbench runs and imports no code"
+
+
+def always(state: WorkbenchState) -> str | None:
+    """Acts in every state."""
+    return None
+
+
+def when_open(state: WorkbenchState) -> str | None:
+    """Acts on whatever is open."""
+    return None if state.open else NOTHING_OPEN
+
+
+def when_runnable(state: WorkbenchState) -> str | None:
+    return when_open(state) or ("the run is finished: r starts it over" if state.finished else None)
+
+
+def when_unfinished(state: WorkbenchState) -> str | None:
+    return when_open(state) or ("nothing is running" if state.finished else None)
+
+
+def when_driving(state: WorkbenchState) -> str | None:
+    return when_open(state) or (
+        "nothing is running" if state.finished or not state.driving else None
+    )
+
+
+def when_recorded(state: WorkbenchState) -> str | None:
+    return when_open(state) or (None if state.recorded else "nothing to export yet: step first (n)")
+
+
+def when_not_at_start(state: WorkbenchState) -> str | None:
+    return when_open(state) or ("already at the start of the trace" if state.at_start else None)
+
+
+def when_back_in_time(state: WorkbenchState) -> str | None:
+    return when_open(state) or ("already at the live end of the trace" if state.live_end else None)
+
+
+def when_live(state: WorkbenchState) -> str | None:
+    return when_open(state) or (
+        "a replayed run keeps its recorded payload" if state.replay else None
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,12 +85,17 @@ class Action:
     Attributes:
         id: the stable kebab-case binding id (what ``keymap.json`` remaps).
         keys: the default keys, comma separated, in Textual's key names.
-        action: the action run (the screen's or app's ``action_<name>`` method).
+        action: the ``action_<action>`` method that does it, where its owner runs actions by
+            method (the app, a widget, the diff screen); the workbench maps ids to handlers.
         label: the short footer and F1 label.
         title: the command palette title, ``area: Verb`` ("" keeps it out of the palette).
         help: one sentence on what it does (palette, README).
         show: shown in the footer.
         priority: checked before the focused widget's bindings.
+        why_not: why it cannot act in a state, or None when it can. When nothing is open,
+            an action that cannot act is greyed in the footer if shown there, else hidden.
+        runs_code: it may run or import task code (opening a workflow to step, re-running,
+            loading a Python harness): a read-only workbench refuses it.
     """
 
     id: str
@@ -48,12 +106,15 @@ class Action:
     help: str
     show: bool = False
     priority: bool = False
+    why_not: Callable[[WorkbenchState], str | None] = always
+    runs_code: bool = False
 
-    def binding(self) -> Binding:
-        """The Textual binding for this action."""
+    def binding(self, routed: bool = False) -> Binding:
+        """The Textual binding for this action: its ``action_<action>`` method, or (``routed``)
+        the screen's ``act`` with this action's id."""
         return Binding(
             self.keys,
-            self.action,
+            f"act({self.id!r})" if routed else self.action,
             self.label,
             show=self.show,
             priority=self.priority,
@@ -63,55 +124,66 @@ class Action:
 
 WORKBENCH: tuple[Action, ...] = (
     Action("run-step", "n,space", "step", "Step", "run: Step",
-           "Execute the next task of the plan (pressed during a step, it queues)", show=True),
+           "Execute the next task of the plan (pressed during a step, it queues)", show=True,
+           why_not=when_runnable),
     Action("run-continue", "c", "continue", "Continue", "run: Continue",
-           "Run to the next breakpoint or the end", show=True),
+           "Run to the next breakpoint or the end", show=True, why_not=when_runnable),
     Action("run-pause", "p", "pause", "Pause", "run: Pause",
-           "Pause a continuing run after the current task"),
+           "Pause a continuing run after the current task", why_not=when_unfinished),
     Action("stop-task", "s", "stop", "Stop task", "run: Stop task",
-           "Abandon a hanging attempt (recorded as cancelled)"),
-    Action("run-restart", "r", "restart", "Restart", "run: Restart", "Start the run over"),
+           "Abandon a hanging attempt (recorded as cancelled)", why_not=when_driving),
+    Action("run-restart", "r", "restart", "Restart", "run: Restart", "Start the run over",
+           why_not=when_open),
     Action("toggle-breakpoint", "b", "toggle_breakpoint", "Breakpoint", "breakpoint: Toggle",
-           "Set or clear a breakpoint on the selected task", show=True),
+           "Set or clear a breakpoint on the selected task", show=True, why_not=when_open),
     Action("toggle-break-on-failure", "f", "toggle_break_on_failure", "Break on failure",
-           "breakpoint: Break on failure", "Pause whenever a task fails"),
+           "breakpoint: Break on failure", "Pause whenever a task fails", why_not=when_open),
     Action("time-back", "left_square_bracket", "back", "Back", "time: Back",
-           "Show the state one trace event earlier", show=True),
+           "Show the state one trace event earlier", show=True, why_not=when_not_at_start),
     Action("time-forward", "right_square_bracket", "forward", "Forward", "time: Forward",
-           "Show the state one trace event later", show=True),
+           "Show the state one trace event later", show=True, why_not=when_back_in_time),
     Action("time-task-back", "left_curly_bracket", "task_back", "Task back",
-           "time: Back one task", "Show the state at the end of the previous task"),
+           "time: Back one task", "Show the state at the end of the previous task",
+           why_not=when_open),
     Action("time-task-forward", "right_curly_bracket", "task_forward", "Task forward",
-           "time: Forward one task", "Show the state at the end of the next task"),
+           "time: Forward one task", "Show the state at the end of the next task",
+           why_not=when_open),
     Action("time-failure-back", "less_than_sign", "failure_back", "Previous failure",
-           "time: Previous failure", "Show the state at the previous failed attempt"),
+           "time: Previous failure", "Show the state at the previous failed attempt",
+           why_not=when_open),
     Action("time-failure-forward", "greater_than_sign", "failure_forward", "Next failure",
-           "time: Next failure", "Show the state at the next failed attempt"),
+           "time: Next failure", "Show the state at the next failed attempt", why_not=when_open),
     Action("time-start", "home", "time_start", "Start", "time: Start",
-           "Show the state before the first event (in a list: its first row)"),
+           "Show the state before the first event (in a list: its first row)", why_not=when_open),
     Action("time-end", "end", "time_end", "Now", "time: Now",
-           "Show the latest state and follow the run (in a list: its last row)"),
+           "Show the latest state and follow the run (in a list: its last row)",
+           why_not=when_open),
     Action("rerun-from-task", "F", "rerun_from", "Rerun from", "run: Rerun from task",
            "Re-run from the selected task with the current code; other tasks keep what they "
-           "did"),
+           "did", why_not=when_open, runs_code=True),
     Action("dag-compact", "z", "toggle_compact", "Compact", "view: Compact or full boxes",
-           "Switch the DAG between one-line boxes and bordered boxes with whole names"),
+           "Switch the DAG between one-line boxes and bordered boxes with whole names",
+           why_not=when_open),
     Action("find-task", "slash", "find", "Find task", "task: Find",
-           "Jump to a task by part of its name"),
+           "Jump to a task by part of its name", why_not=when_open),
     Action("show-logs", "l", "show_logs", "Logs", "task: Show logs",
-           "Show what the selected task printed or logged, per attempt, live while it runs"),
+           "Show what the selected task printed or logged, per attempt, live while it runs",
+           why_not=when_open),
     Action("show-timeline", "T", "show_timeline", "Timeline", "run: Show timeline",
-           "Show what ran when: every attempt as a bar over wall time, per task and worker"),
-    Action("open-file", "o", "open", "Open", "file: Open", "Open a workflow or a run export"),
+           "Show what ran when: every attempt as a bar over wall time, per task and worker",
+           why_not=when_open),
+    Action("open-file", "o", "open", "Open", "file: Open", "Open a workflow or a run export",
+           runs_code=True),
     Action("reload-workflow", "R", "reload", "Reload file", "file: Reload",
-           "Reload the workflow from disk and show the plan changes"),
+           "Reload the workflow from disk and show the plan changes", runs_code=True),
     Action("export-run", "e", "export", "Export", "file: Export run or report",
            "Write the run to a JSON export named by workflow and run digest; a name ending "
-           "in .md or .html writes a report to read instead", show=True),
+           "in .md or .html writes a report to read instead", show=True, why_not=when_recorded),
     Action("edit-payload", "y", "edit_payload", "Payload", "payload: Edit",
-           "Edit the payload as JSON (validated) and replan"),
+           "Edit the payload as JSON (validated) and replan", why_not=when_live),
     Action("diff-workflow", "d", "diff", "Diff", "plan: Diff",
-           "Compare this workflow's plan with another file or a git revision (@HEAD)"),
+           "Compare this workflow's plan with another file or a git revision (@HEAD)",
+           why_not=when_open, runs_code=True),
 )  # fmt: skip
 """The workbench screen's actions, in palette order (the footer keeps this order too)."""
 
@@ -142,8 +214,14 @@ GLOBAL: tuple[Action, ...] = (
 
 
 def bindings(actions: Iterable[Action]) -> list[BindingType]:
-    """``BINDINGS`` for a screen or app, in table order."""
+    """``BINDINGS`` for a widget or app, in table order: each runs its ``action_<action>``."""
     return [action.binding() for action in actions]
+
+
+def routed_bindings(actions: Iterable[Action]) -> list[BindingType]:
+    """``BINDINGS`` for an :class:`~harness_tui.tui.screens.acting.ActingScreen`, in table
+    order: each runs the screen's ``act`` with its id, which asks ``why_not`` first."""
+    return [action.binding(routed=True) for action in actions]
 
 
 def binding_ids() -> set[str]:

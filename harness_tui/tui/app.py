@@ -3,36 +3,49 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
-from pathlib import Path
+from collections.abc import Iterable, Sequence
+from functools import partial
 
+from rich.segment import Segment
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.color import Color
+from textual.filter import LineFilter
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
+from textual.theme import Theme
 
+from ..engine.attempt import Executor
 from ..engine.clock import Clock
-from ..engine.executors import Executor
 from ..records.errors import RecordError
 from ..records.store import RunStore
 from ..workflow.payload import Payload
 from .actions import GLOBAL, Action, bindings
+from .glyphs import to_ascii
 from .modals.help import HelpModal
+from .preferences import Preferences
 from .sanitize import shorten, shown, visible
+from .screens.acting import ActingScreen
 from .screens.workbench import WorkbenchScreen
 from .session import OpenError, Session, open_session
 
-__all__ = ["HarnessApp", "create_app", "keymap_path"]
+__all__ = ["HarnessApp", "create_app"]
 
 NOTIFY_LIMIT = 2_000
 """At most this many characters of a notification: a 1 MB error message stays a toast."""
 
 
-def keymap_path() -> Path:
-    """Where users remap keys by binding id: ``{"run-step": "j", "time-back": "h"}``."""
-    from platformdirs import user_config_dir
+class AsciiGlyphs(LineFilter):
+    """Draws every glyph of every line (ours, Textual's borders and scrollbars) as its ASCII
+    stand-in, for terminals and fonts without them (``glyphs = "ascii"``)."""
 
-    return Path(user_config_dir("harness-tui", appauthor=False)) / "keymap.json"
+    def apply(self, segments: list[Segment], background: Color) -> list[Segment]:
+        return [
+            segment
+            if segment.text.isascii()
+            else Segment(to_ascii(segment.text), segment.style, segment.control)
+            for segment in segments
+        ]
 
 
 class HarnessApp(App[None]):
@@ -51,8 +64,13 @@ class HarnessApp(App[None]):
         store_problem: str | None = None,
         workers: int = 1,
         executor: Executor | None = None,
+        preferences: Preferences | None = None,
+        read_only: bool = False,
     ) -> None:
         super().__init__()
+        self.read_only = read_only
+        self.preferences = preferences or Preferences()
+        self._ascii = AsciiGlyphs() if self.preferences.glyphs == "ascii" else None
         self.session = session
         self.open_error = error
         self.clock = clock
@@ -62,11 +80,27 @@ class HarnessApp(App[None]):
         self.run_workers = workers
         self.run_executor = executor
 
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        filters = super().get_line_filters()
+        return filters if self._ascii is None else [*filters, self._ascii]
+
     def on_mount(self) -> None:
+        self._load_theme()
         self._load_keymap()
-        self.push_screen(WorkbenchScreen(self.session, self.open_error))
+        self.push_screen(WorkbenchScreen(self.session, self.open_error, self._open, self.read_only))
         if self.store_problem:
             self.notify(self.store_problem, title="Run store", severity="warning")
+
+    def _open(self, path: str, payload: Payload | None) -> Session:
+        """Open a file with this app's clock, run store, workers and executor."""
+        return open_session(
+            path,
+            payload,
+            clock=self.clock,
+            store=self.store,
+            workers=self.run_workers,
+            executor=self.run_executor,
+        )
 
     def notify(
         self,
@@ -84,10 +118,26 @@ class HarnessApp(App[None]):
             message, title=shown(title), severity=severity, timeout=timeout, markup=False
         )
 
+    def _load_theme(self) -> None:
+        """The theme ``config.toml`` names, else the one last picked; a theme picked in the
+        palette from now on is remembered in the state file."""
+        wanted = self.preferences.theme or self.preferences.remembered_theme()
+        if wanted is not None and wanted in self.available_themes:
+            self.theme = wanted
+        elif self.preferences.theme is not None:
+            known = ", ".join(sorted(self.available_themes))
+            self.notify(f"unknown theme {wanted!r} ignored (known: {known})", severity="warning")
+        self.theme_changed_signal.subscribe(self, self._remember_theme)
+
+    def _remember_theme(self, theme: Theme) -> None:
+        problem = self.preferences.remember_theme(theme.name)
+        if problem is not None:
+            self.notify(problem, title="Theme", severity="warning")
+
     def _load_keymap(self) -> None:
         from .actions import binding_ids
 
-        path = keymap_path()
+        path = self.preferences.keymap_path
         if not path.is_file():
             return
         try:
@@ -112,7 +162,7 @@ class HarnessApp(App[None]):
         """List the keys of this screen and of the app, as remapped by the keymap."""
         actions = (*getattr(self.screen, "ACTIONS", ()), *GLOBAL)
         rows = [(self._key_display(action), action) for action in actions]
-        self.push_screen(HelpModal(rows, str(keymap_path())))
+        self.push_screen(HelpModal(rows, str(self.preferences.keymap_path)))
 
     def _key_display(self, action: Action) -> str:
         keys = self._keymap.get(action.id, action.keys)
@@ -122,11 +172,16 @@ class HarnessApp(App[None]):
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        # Palette commands call the very actions the keys call.
-        for action in getattr(screen, "ACTIONS", ()):
+        if not isinstance(screen, ActingScreen):
+            return
+        # Palette commands run the very actions the keys run, and say why one cannot act now.
+        for action in screen.ACTIONS:
             if action.title:
+                reason = screen.why_not(action)
                 yield SystemCommand(
-                    action.title, action.help, getattr(screen, f"action_{action.action}")
+                    action.title,
+                    action.help if reason is None else f"{action.help} (not now: {reason})",
+                    partial(screen.act, action.id),
                 )
 
 
@@ -140,12 +195,15 @@ def create_app(
     strict: bool = False,
     workers: int = 1,
     executor: Executor | None = None,
+    preferences: Preferences | None = None,
+    read_only: bool = False,
 ) -> HarnessApp:
     """The app as the CLI builds it (tests and screenshots use this very factory).
 
     Live runs are recorded in the run store at ``store_path`` when one is given. A file that
     cannot be opened is shown in the app, or with ``strict`` (the command line, where one
     clear line and exit 2 beat a full-screen error) raised as an :class:`OpenError`.
+    ``read_only`` refuses every action that runs or imports code (``serve --replay``).
     """
     store: RunStore | None = None
     problem: str | None = None
@@ -166,6 +224,8 @@ def create_app(
             store_problem=problem,
             workers=workers,
             executor=executor,
+            preferences=preferences,
+            read_only=read_only,
         )
 
     if path is None:

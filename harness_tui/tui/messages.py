@@ -1,4 +1,4 @@
-"""App-wide facts posted by the run worker (past tense) and intents (``...Requested``)."""
+"""App-wide facts (past tense): the one channel from the run controller to the screen."""
 
 from __future__ import annotations
 
@@ -6,34 +6,11 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
-from ..engine.events import TraceEvent
+from .controller import RunUpdate
 
 
 @dataclass
-class StepFinished(Message):
-    """Events produced by one step, or by several steps coalesced while continuing."""
+class RunUpdated(Message):
+    """The run controller published ``update`` (from any thread); the screen renders it."""
 
-    events: list[TraceEvent]
-
-
-@dataclass
-class RunPaused(Message):
-    """The run worker stopped before the end: ``breakpoint``, ``failure``, ``paused`` or
-    ``step`` (a single step is done)."""
-
-    reason: str
-    task: str | None
-
-
-@dataclass
-class RunCompleted(Message):
-    """The run reached its end (succeeded, failed or cancelled)."""
-
-    status: str
-
-
-@dataclass
-class RunHeld(Message):
-    """Break on failure holds the run at a failed attempt (before any retry or fallback)."""
-
-    event: TraceEvent
+    update: RunUpdate

@@ -1,26 +1,27 @@
-"""The workbench's headless state: what is open, the run, breakpoints and the time cursor.
+"""What the workbench has open: a workflow (live) or a run export (replay), its current run,
+breakpoints, and the time cursor the screen shows it at.
 
-No Textual here: the screens call these methods (runs step in a worker thread) and render
-what they return, so every decision stays testable without a terminal.
+No Textual here. This is the document and the view over it: the inspector, the header and the
+tables read it. What moves a run (intents, the drive, hold, pause, stop) is the
+:class:`~harness_tui.tui.controller.RunController`'s; it replaces the run through
+:meth:`Session.restart`, :meth:`Session.rerun_from` and :meth:`Session.set_payload`.
 """
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..engine.attempt import Executor
 from ..engine.canonical import check_json, digest
 from ..engine.clock import Clock
-from ..engine.driver import Stop
 from ..engine.errors import HarnessError
 from ..engine.events import FAILURE_STATUSES, Status, TraceEvent, ends_task
-from ..engine.executors import Executor, SerialExecutor
 from ..engine.orchestrator import Run
 from ..engine.state import Snapshot
+from ..executors.threads import ThreadExecutor
 from ..layout import Routing, route_dag
 from ..records.errors import RecordError
 from ..records.export import FileKind, RunRecord, export_name, file_kind
@@ -34,10 +35,7 @@ from ..workflow.payload import Payload
 from ..workflow.python_source import is_python_ref
 from ..workflow.sources import load_any
 
-__all__ = ["COALESCE_SECONDS", "OpenError", "Session", "open_session"]
-
-COALESCE_SECONDS = 0.05
-"""At most one batch of events per this many seconds while continuing (the UI stays smooth)."""
+__all__ = ["OpenError", "Session", "open_session"]
 
 
 class OpenError(HarnessError):
@@ -68,10 +66,9 @@ class Session:
         self.view_seq: int | None = None  # None: the live end of the trace
         self.delivered = 0  # events the UI has been told about
         self._in_flight: frozenset[str] = frozenset()
-        self._idle = threading.Event()  # clear while a drive is under way (in its thread)
-        self._idle.set()
         self.live = self._new_live()
         self._routing: Routing | None = None
+        self.code_folder: Path | None = None  # where a re-run found the task code
 
     # -- identity ---------------------------------------------------------------------------
 
@@ -146,52 +143,13 @@ class Session:
     def _executor(self) -> Executor:
         """The executor of a new live run: ``executor`` when given (a Dask cluster), else
         threads of this process, every attempt in one so that a stop can leave it behind."""
-        return self.executor or SerialExecutor(isolate=True)
+        return self.executor or ThreadExecutor(isolate=True)
 
     def _replace_run(self) -> None:
         """Leave the current run behind (the store marks it abandoned) and start afresh."""
         self.live.abandon()
         self.live = self._new_live()
         self.live.driver.break_on_failure = self._break_on_failure
-
-    def drive(
-        self,
-        single: bool,
-        on_events: Callable[[list[TraceEvent]], object],
-        on_hold: Callable[[TraceEvent], object] | None = None,
-    ) -> Stop:
-        """Step once or continue (in the caller's thread), delivering events in batches. With
-        break on failure and ``on_hold``, the run is held at a failed attempt (``on_hold`` is
-        told, in this thread) until :meth:`release` from another; without ``on_hold`` the
-        drive stops once the failed task retires. The run's end is recorded when reached."""
-        driver = self.live.driver
-        driver.breakpoints = self.breakpoints
-        driver.hold_attempts = on_hold is not None
-        driver.on_hold = on_hold
-        driver.on_events = on_events
-        driver.batch_seconds = COALESCE_SECONDS
-        self._idle.clear()
-        try:
-            return self.live.drive(single=single)
-        finally:
-            self._idle.set()
-
-    @property
-    def held(self) -> TraceEvent | None:
-        """The failed attempt the run is held at (break on failure), or None."""
-        return self.live.driver.held
-
-    def release(self, single: bool) -> bool:
-        """Let a held run go on: to the end of the task (``single``) or as it was going."""
-        return self.live.driver.release(single=single)
-
-    def pause(self) -> None:
-        """Make a continuing run stop after the current task (any thread)."""
-        self.live.driver.pause()
-
-    def cancel(self) -> None:
-        """Stop the run: the attempt in progress and the remaining tasks are cancelled."""
-        self.live.driver.cancel()
 
     def running_attempt(self) -> TraceEvent | None:
         """The attempt executing now (its ``running`` event), if any and shown live."""
@@ -209,26 +167,6 @@ class Session:
         """The workbench is closing or opening something else: leave the run behind."""
         self.live.abandon()
 
-    def leave(self, wait: float) -> None:
-        """The workbench is quitting. A run going on is paused (after the task it is on; a
-        hold finishes its task) and left behind: ``abandoned``, resumable. A task still busy
-        after ``wait`` seconds is stopped as Ctrl+C stops a run (the run ends ``cancelled``,
-        cleanups not run), so that quitting never waits on it; a run that does not stop even
-        then is left to its lease (read as ``interrupted`` once this process ends)."""
-        deadline = time.monotonic() + wait
-        if not self._idle.is_set():
-            self.pause()
-        while not self._idle.is_set() and time.monotonic() < deadline:
-            if self.held is not None:  # a hold would never end: finish its task instead
-                self.release(single=True)
-            self._idle.wait(0.05)
-        if not self._idle.is_set():
-            self.cancel()
-            self.cancel()  # a second stop: no cleanups either
-            if not self._idle.wait(wait):
-                return
-        self.close()
-
     def restart(self) -> None:
         """A fresh run of the same plan (breakpoints are kept)."""
         self._replace_run()
@@ -241,7 +179,9 @@ class Session:
         Raises:
             RecordError: ``task`` is unknown, or the record cannot be re-run.
         """
-        fork = plan_fork(self.export_record(), task)
+        opened = self.source_path or None  # an export's code is looked for beside it
+        fork = plan_fork(self.export_record(), task, None, opened, self.code_folder)
+        self.code_folder = fork.code_folder or self.code_folder
         self.live.abandon()
         self.record = None
         self.view_seq, self.delivered = None, 0
@@ -366,6 +306,18 @@ class Session:
 
     def go_live(self) -> None:
         self.view_seq = None
+
+    def deliver(self, recorded: int) -> set[str]:
+        """Count the trace's first ``recorded`` events as shown (never more than the run
+        holds: an update from a run left behind cannot overrun a fresh one); the tasks of
+        the events newly shown."""
+        events = self.run.events
+        total = min(recorded, len(events))
+        if total <= self.delivered:
+            return set()
+        tasks = {events[i].task for i in range(self.delivered, total)}
+        self.delivered = total
+        return tasks
 
     # -- export -----------------------------------------------------------------------------
 

@@ -17,6 +17,9 @@ name                    default      what it bounds
 ``depth``               100          nesting of mappings and lists in a workflow file
 ``alias_nodes``         100,000      values reached through YAML aliases (``*name``), counted
                                      with everything inside them
+``alias_bytes``         16 MiB       bytes that YAML aliases add, counted as the JSON of what
+                                     each one stands for (one long string aliased a thousand
+                                     times is few values but gigabytes)
 ``int_digits``          1,000        digits of one integer in a workflow file or an export
 ``string_chars``        1 Mi         characters of one YAML scalar
 ``payload_bytes``       1 MiB        canonical JSON of a payload: the workflow's or
@@ -65,6 +68,7 @@ class Limits:
     tasks: int = 100_000
     depth: int = 100
     alias_nodes: int = 100_000
+    alias_bytes: int = 16 * MiB
     int_digits: int = 1_000
     string_chars: int = 1 * MiB
     payload_bytes: int = 1 * MiB

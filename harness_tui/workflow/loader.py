@@ -17,7 +17,15 @@ from typing import TYPE_CHECKING, Any
 import jmespath
 
 from ..engine.canonical import CanonicalError, check_json, payload_text
-from ..engine.graph import GraphError, OnFailure, TaskGraph, TaskNode, Trigger
+from ..engine.graph import (
+    NAME_PATTERN,
+    Expression,
+    GraphError,
+    OnFailure,
+    TaskGraph,
+    TaskNode,
+    Trigger,
+)
 from ..engine.spec import DEFAULT_ISOLATION, task_spec
 from ..engine.untrusted import quoted
 from .builtins import builtin_problem, jmespath_message
@@ -310,6 +318,7 @@ class _Builder:
                     when_source=task.when or "",
                 )
             )
+        nodes.extend(_stand_ins(tasks, specs))
         return nodes
 
     def _check_refs(self, specs: Mapping[str, TaskSpec | PlainTask]) -> None:
@@ -395,7 +404,7 @@ class _Specs(Mapping[str, Mapping[str, Any]]):
         return len(self._graph.nodes)
 
 
-class Condition:
+class Condition(Expression):
     """A compiled ``when:`` expression: truthy per JMESPath (false, null and empty are false)."""
 
     __slots__ = ("compiled", "source")
@@ -428,6 +437,24 @@ def _task_spec(raw: Any) -> TaskSpec | None:
         return TaskSpec.model_validate(raw)
     except ValidationError:
         return None
+
+
+def _stand_ins(tasks: Mapping[Any, Any], valid: Mapping[str, Any]) -> list[TaskNode]:
+    """A bare node for each task whose own fields are wrong (already reported), so the graph
+    check neither calls it an unknown dependency nor misses a cycle through it."""
+    nodes = []
+    for name, raw in tasks.items():
+        if name in valid or not isinstance(name, str):
+            continue
+        deps = raw.get("depends_on") if isinstance(raw, dict) else None
+        # A dependency that is no task name at all was reported as such: not again as unknown.
+        named = (
+            [d for d in deps if isinstance(d, str) and NAME_PATTERN.fullmatch(d)]
+            if isinstance(deps, list)
+            else []
+        )
+        nodes.append(TaskNode(name=name, depends_on=tuple(named)))
+    return nodes
 
 
 def _dotted(loc: tuple[Any, ...]) -> str:

@@ -75,15 +75,30 @@ def read_capped(path: str | Path, limit: int) -> bytes | None:
     """The bytes of a regular file, or None when it holds more than ``limit`` bytes.
 
     At most ``limit + 1`` bytes are read whatever the file's size claims to be (a file that
-    grows while it is read, or a size that lies, cannot make this read more).
+    grows while it is read, or a size that lies, cannot make this read more), and memory is
+    taken for what the file holds, not for the limit (a read of ``limit + 1`` bytes would
+    reserve all of them first: 256 MiB to read a small export).
 
     Raises:
         NotRegularFileError: not a regular file.
         OSError: the file cannot be opened or read.
     """
     with open_regular(path) as handle:
-        data = handle.read(limit + 1)
-    return None if len(data) > limit else data
+        expected = min(os.fstat(handle.fileno()).st_size, limit)
+        data = handle.read(expected + 1)
+        if len(data) <= expected:
+            return data
+        parts, size = [data], len(data)  # longer than it said: read on, in steps
+        while size <= limit:
+            more = handle.read(min(_STEP, limit + 1 - size))
+            if not more:
+                break
+            parts.append(more)
+            size += len(more)
+    return None if size > limit else b"".join(parts)
+
+
+_STEP = 1 << 20
 
 
 class Payload(NamedTuple):

@@ -3,7 +3,10 @@
 Plain data is built straight from libyaml's event stream (the pure-Python parser when PyYAML
 was built without libyaml): no node tree, no table of positions. Every cap of
 :mod:`~harness_tui.workflow.limits` that concerns YAML is checked while reading, so an alias
-bomb or a deep nesting stops at the cap instead of after the memory is gone.
+bomb or a deep nesting stops at the cap instead of after the memory is gone. An alias adds
+the value it names, not a copy, so the data read stays small; what aliases add is counted
+both in values and in bytes, because every later step (checking a payload, digesting a
+task's parameters, writing an export) handles the data expanded, as JSON.
 
 Scalars mean what they mean in YAML 1.2's core schema, as editors and JSON Schema validators
 read them (``yes`` and ``010`` are a string and ten, ``1e-7`` a number). YAML 1.1 meanings
@@ -124,7 +127,8 @@ def _scalar(event: Any, limits: Limits) -> Any:
         raise _fail(
             event, f"a value has {len(value):,} characters; the limit is {limits.string_chars:,}"
         )
-    if event.implicit[0]:  # plain and untagged: resolved by the core schema
+    # libyaml marks `! 12` implicit too, but the non-specific tag `!` makes it a string.
+    if event.implicit[0] and event.tag is None:  # plain and untagged: the core schema
         if value and value[0] not in _MAYBE_NUMBER and value not in _WORDS:
             return value
         return _number(value, limits, event)
@@ -210,9 +214,10 @@ def _parser(text: str) -> Iterator[Callable[[], Any]]:
     """The event stream of ``text`` as a ``get_event`` function; parser errors inside the
     ``with`` block become :class:`YamlSyntaxError` with a position."""
     loader = None
+    text, restore = _hide_breaks(text)
     try:
         loader = _Loader(text)  # PyYAML's own reader checks every character here
-        yield loader.get_event
+        yield loader.get_event if restore is None else _restoring(loader.get_event, restore)
     except UnicodeEncodeError as exc:  # a lone surrogate, from JSON text such as "\\ud800"
         line, column = _offset_position(text, exc.start, in_bytes=False)
         code = ord(text[exc.start])
@@ -235,6 +240,32 @@ def _parser(text: str) -> Iterator[Callable[[], Any]]:
     finally:
         if loader is not None:
             loader.dispose()
+
+
+# YAML 1.1 (and so libyaml) breaks lines at NEL, LS and PS; YAML 1.2 reads them as content.
+_BREAKS_1_1 = "\x85\u2028\u2029"
+
+
+def _hide_breaks(text: str) -> tuple[str, dict[int, str] | None]:
+    """``text`` with each YAML 1.1-only line break swapped for a private-use character the
+    text does not hold, and the table to swap them back (None when there are none)."""
+    if not any(char in text for char in _BREAKS_1_1):
+        return text, None
+    spare = (chr(code) for code in range(0xE000, 0xF900) if chr(code) not in text)
+    hide = {ord(char): next(spare, char) for char in _BREAKS_1_1}
+    return text.translate(hide), {ord(stand_in): chr(code) for code, stand_in in hide.items()}
+
+
+def _restoring(get_event: Callable[[], Any], restore: dict[int, str]) -> Callable[[], Any]:
+    """``get_event`` with the characters :func:`_hide_breaks` hid put back into scalars."""
+
+    def get() -> Any:
+        event = get_event()
+        if type(event) is yaml.ScalarEvent:
+            event.value = event.value.translate(restore)
+        return event
+
+    return get
 
 
 def _events(text: str) -> Iterator[Any]:
@@ -282,6 +313,8 @@ class _Reader:
         self.anchors: dict[str, tuple[Any, int]] = {}
         self.open_anchors: set[str] = set()
         self.alias_nodes = 0
+        self.alias_bytes = 0
+        self.sizes: dict[int, tuple[int, Any]] = {}  # see _json_size
         self.duplicates: list[Path] = []
         self.stack: list[_Frame] = []  # see _Frame
         self.root: Any = None
@@ -359,6 +392,13 @@ class _Reader:
             self.documents += 1
             if self.documents > 1:
                 raise _fail(event, "a workflow file holds one YAML document, not several")
+            version = event.version
+            if version is not None and tuple(version) != (1, 2):
+                raise _fail(
+                    event,
+                    f"%YAML {version[0]}.{version[1]}: files are read as YAML 1.2 only; "
+                    "remove the directive or write %YAML 1.2",
+                )
         return 0
 
     def open(self, event: Any, is_map: bool, count: int) -> None:
@@ -384,6 +424,12 @@ class _Reader:
             raise _fail(
                 event,
                 f"aliases expand to more than {self.limits.alias_nodes:,} values (an alias bomb?)",
+            )
+        self.alias_bytes += _json_size(value, self.sizes)
+        if self.alias_bytes > self.limits.alias_bytes:
+            raise _fail(
+                event,
+                f"aliases expand to more than {self.limits.alias_bytes:,} bytes (an alias bomb?)",
             )
         self.add(value, event)
         return nodes
@@ -422,7 +468,39 @@ class _Reader:
         return (*parts, key)
 
 
-_UNBOUNDED = Limits(depth=1 << 62, alias_nodes=1 << 62, int_digits=1 << 62, string_chars=1 << 62)
+def _json_size(value: Any, sizes: dict[int, tuple[int, Any]]) -> int:
+    """About the size of ``value``'s canonical JSON in bytes (escapes not counted), without
+    making it: the cost is the number of collections and strings walked, not their bytes.
+
+    ``sizes`` remembers each collection measured, by ``id`` (holding the collection, so that
+    its id cannot be reused): an aliased value is measured when its alias is read, so a value
+    that holds aliases is walked down to them, never through what they stand for.
+    """
+    kind = type(value)
+    if kind is str:
+        size = len(value) if value.isascii() else len(value.encode("utf-8", "surrogatepass"))
+        return size + 2
+    if kind is not dict and kind is not list:
+        return len(str(value))  # a number, true, false or null as YAML read it
+    known = sizes.get(id(value))
+    if known is not None:
+        return int(known[0])
+    if kind is dict:
+        size = sum(_json_size(k, sizes) + 1 + _json_size(v, sizes) for k, v in value.items())
+    else:
+        size = sum(_json_size(item, sizes) for item in value)
+    size += 1 + max(len(value), 1)  # brackets and commas
+    sizes[id(value)] = (size, value)
+    return size
+
+
+_UNBOUNDED = Limits(
+    depth=1 << 62,
+    alias_nodes=1 << 62,
+    alias_bytes=1 << 62,
+    int_digits=1 << 62,
+    string_chars=1 << 62,
+)
 
 
 class _Slot:

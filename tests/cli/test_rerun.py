@@ -163,3 +163,79 @@ def test_a_changed_descendant_is_fine_and_runs_the_new_code(folder: Path) -> Non
                            "--no-store", "-q")  # fmt: skip
     assert code == 0, err
     assert calls() == ["side", "load"]  # transform now runs side's code
+
+
+def test_rerun_finds_the_code_beside_the_export_from_any_folder(
+    folder: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(folder)
+    code, _, err = harness("run", "fk.yaml", "--no-store", "-q", "--export", "bad.json")
+    assert code == 1, err
+    sys.modules.pop(MODULE, None)  # imported again, from where the re-run finds it
+    monkeypatch.chdir(tmp_path_factory.mktemp("elsewhere"))
+    monkeypatch.setenv("FIXED", "1")
+    code, _, err = harness("rerun", str(folder / "bad.json"), "--from", "transform", "--no-store")
+    assert code == 0, err
+    assert f"task code from {folder}\n" in err
+    assert calls() == ["transform", "load"]
+
+
+def test_rerun_names_where_it_looked_for_the_code_and_takes_workflow(
+    folder: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(folder)
+    assert harness("run", "fk.yaml", "--no-store", "-q", "--export", "bad.json")[0] == 1
+    sys.modules.pop(MODULE, None)
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    (folder / "bad.json").rename(elsewhere / "bad.json")
+    monkeypatch.chdir(elsewhere)
+    code, out, err = harness("rerun", "bad.json", "--from", "transform", "--no-store")
+    assert (code, out) == (2, "")
+    assert err == (
+        f"error: cannot find module '{MODULE}' (task 'fetch'): looked next to the export and "
+        f"in the recorded folder ({elsewhere}); give --workflow FILE to name the workflow "
+        "whose folder holds it\n"
+    )
+    copy = elsewhere / "fk.yaml"
+    copy.write_text((folder / "fk.yaml").read_text())
+    code, _, err = harness("rerun", "bad.json", "--from", "transform", "--workflow", str(copy),
+                           "--no-store")  # fmt: skip
+    assert (code, err) == (2, f"error: cannot find module '{MODULE}' (task 'fetch'): looked in "
+                              f"the folder of --workflow ({elsewhere}); put it beside that "
+                              "workflow, or install it\n")  # fmt: skip
+    workflow = str(folder / "fk.yaml")
+    code, _, err = harness("rerun", "bad.json", "--from", "transform", "--workflow", workflow,
+                           "--no-store")  # fmt: skip
+    assert code == 1 and f"task code from {folder}\n" in err
+
+
+def test_rerun_finds_the_code_in_the_recorded_folder(
+    folder: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    bad = record(folder).rename(elsewhere / "bad.json")  # recorded with its absolute path
+    sys.modules.pop(MODULE, None)
+    monkeypatch.chdir(elsewhere)
+    code, _, err = harness("rerun", str(bad), "--from", "transform", "--no-store")
+    assert code == 1 and f"task code from {folder}\n" in err
+
+
+def test_the_workbenchs_rerun_finds_the_code_beside_the_opened_export(
+    folder: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness_tui.tui.session import open_session
+
+    monkeypatch.chdir(folder)
+    assert harness("run", "fk.yaml", "--no-store", "-q", "--export", "bad.json")[0] == 1
+    sys.modules.pop(MODULE, None)
+    monkeypatch.chdir(tmp_path_factory.mktemp("elsewhere"))
+    monkeypatch.setenv("FIXED", "1")
+    session = open_session(str(folder / "bad.json"))
+    session.live.drive()  # the replay, stepped to its end (no code runs)
+    fork = session.rerun_from("transform")  # F on the selected task
+    assert fork.code_folder == folder
+    session.live.drive()
+    assert session.live.run.status.value == "succeeded"
+    assert calls() == ["transform", "load"]
+    again = session.rerun_from("load")  # the new run's record names no export: found again
+    assert again.code_folder == folder

@@ -28,20 +28,68 @@ RENAME = ("lint: {run: builtin:echo, with: {strict: true}, depends_on: [fetch]}\
           "check: {run: builtin:echo, with: {strict: true}, depends_on: [fetch]}\n"
           "  build: {run: builtin:merge, depends_on: [fetch, check]}")  # fmt: skip
 
-# (name, edit of BASE, expected lines of `diff old.json new.json`, in order)
+# BASE whose fetch reads the payload, and (READS_QUIET) whose lint has a parameter it ignores.
+READS = BASE.replace("fetch: {run: builtin:echo, with: {source: db}}",
+                     "fetch: {run: builtin:select, with: {expr: payload}}")  # fmt: skip
+READS_QUIET = READS.replace(
+    "lint: {run: builtin:echo, with: {strict: true}",
+    "lint: {run: builtin:select, with: {expr: '{ok: `true`}', note: a}",
+)
+PAYLOAD = ("payload: {region: eu}", "payload: {region: us}")
+PAYLOAD_HEADER = (
+    "workflows: 0 added, 0 removed, 0 moved, 0 changed, 4 task ids changed (the payload "
+    "changed), payload: 1 value changed"
+)
+REGION = 'the payload changed: $.region: "eu" -> "us"'
+
+# (name, edit of the base, expected lines of `diff old.json new.json` in order[, base])
+CASES: list[tuple[str, tuple[str, str], list[str]] | tuple[str, tuple[str, str], list[str], str]]
 CASES = [
     (
+        # Every task reads the payload; fetch's output is the same in both runs, so it is not
+        # what changed lint's, build's or ship's inputs: the payload is.
         "payload",
-        ("payload: {region: eu}", "payload: {region: us}"),
+        PAYLOAD,
         [
-            "workflows: 0 added, 0 removed, 0 moved, 0 changed, 4 task ids changed (the "
-            "payload changed), payload: 1 value changed",
-            'first divergence: fetch: the payload changed: $.region: "eu" -> "us"',
+            PAYLOAD_HEADER,
+            f"first divergence: fetch: {REGION}",
+            f"  lint: {REGION}",
+            f"  build: {REGION}",
+            f"  ship: {REGION}",
+            "4 tasks differ",
+        ],
+    ),
+    (
+        # fetch returns the payload, so its output differs: that is lint's and build's cause;
+        # lint's own output is the same, so build names fetch only.
+        "payload-read-upstream",
+        PAYLOAD,
+        [
+            PAYLOAD_HEADER,
+            f'first divergence: fetch: {REGION} (output {{"region": "eu"}} -> {{"region": "us"}})',
             "  lint: upstream fetch differs",
-            "  build: upstream fetch, lint differ",
+            "  build: upstream fetch differs "
+            '(output {"region": "eu", "strict": true} -> {"region": "us", "strict": true})',
             "  ship: upstream build differs",
             "4 tasks differ",
         ],
+        READS,
+    ),
+    (
+        # lint's ignored parameter changed: its inputs differ, its output does not, so build's
+        # inputs differ only because digests chain, and so do ship's.
+        "quiet-upstream",
+        ("note: a", "note: b"),
+        [
+            "workflows: 0 added, 0 removed, 0 moved, 1 changed",
+            'first divergence: lint: its own with.note: "a" -> "b"',
+            "  build: nothing it reads differs: upstream lint had other inputs but the same "
+            "outcome and output",
+            "  ship: nothing it reads differs: upstream build had other inputs but the same "
+            "outcome and output",
+            "3 tasks differ",
+        ],
+        READS_QUIET,
     ),
     (
         "parameter",
@@ -60,7 +108,8 @@ CASES = [
             "workflows: 0 added, 0 removed, 1 renamed, 0 moved, 0 changed, 1 task ids changed",
             "first divergence: check: renamed; same inputs, outcome and output (was lint)",
             "  build: upstream lint is now check",
-            "  ship: upstream build differs",
+            "  ship: nothing it reads differs: upstream build had other inputs but the same "
+            "outcome and output",
             "3 tasks differ",
         ],
     ),
@@ -86,12 +135,17 @@ def export(tmp_path: Path, name: str, source: str) -> Path:
     return target
 
 
-@pytest.mark.parametrize(("name", "edit", "expected"), CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(
+    ("name", "edit", "expected", "base"),
+    [(*c[:3], c[3] if len(c) > 3 else BASE) for c in CASES],
+    ids=[c[0] for c in CASES],
+)
 def test_a_trace_diff_names_the_cause(
-    tmp_path: Path, name: str, edit: tuple[str, str], expected: list[str]
+    tmp_path: Path, name: str, edit: tuple[str, str], expected: list[str], base: str
 ) -> None:
-    old = export(tmp_path, "old", BASE)
-    new = export(tmp_path, "new", BASE.replace(*edit))
+    assert edit[0] in base
+    old = export(tmp_path, "old", base)
+    new = export(tmp_path, "new", base.replace(*edit))
     result = CliRunner().invoke(cli, ["diff", str(old), str(new), "--exit-code"])
     assert result.exit_code == 1, result.output
     assert result.stdout.splitlines() == expected
@@ -192,3 +246,62 @@ def test_a_damaged_golden_file_is_an_error_not_a_mismatch(
     pin.write_text(damage(pin.read_text()))
     code, (line,) = golden(tmp_path, str(pin))
     assert code == 2 and message in line and "--update" not in line
+
+
+def test_a_golden_mismatch_after_a_code_change_says_the_output_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = tmp_path / "golden_code.py"
+    module.write_text("def make(inputs):\n    return {'size': 1}\n")
+    (tmp_path / "shop.yaml").write_text(
+        "name: shop\ntasks:\n  make: {run: golden_code:make}\n"
+        "  ship: {run: builtin:merge, depends_on: [make]}\n"
+    )
+    pin = str(tmp_path / "golden.json")
+    assert golden(tmp_path, pin, "--update")[0] == 0
+    module.write_text("def make(inputs):\n    return {'size': 2}\n")
+    monkeypatch.delitem(__import__("sys").modules, "golden_code", raising=False)
+    code, (line,) = golden(tmp_path, pin)
+    assert code == 1
+    assert line == (
+        "golden mismatch: event 1: make: same inputs and spec, another output than the golden "
+        "file's: the task's code (or what it reads) changed since it was written "
+        '(output {"size": 1} -> {"size": 2})'
+    )
+    assert "non-deterministic" not in line
+
+
+def test_a_timeout_written_as_an_integer_is_the_same_spec(tmp_path: Path) -> None:
+    from harness_tui.engine.graph import TaskNode
+    from harness_tui.engine.spec import task_spec
+    from harness_tui.workflow.loader import parse_workflow
+
+    read = parse_workflow("name: t\ntasks:\n  a: {run: builtin:echo, timeout_seconds: 5}\n")
+    written = TaskNode("a", ref="builtin:echo", timeout_seconds=5)
+    assert json.dumps(task_spec(read.graph["a"])) == json.dumps(task_spec(written))
+
+
+def test_the_python_user_profile_matches_the_yaml_ones_golden_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(Path(__file__).resolve().parents[2] / "workflows")
+    pin = str(tmp_path / "golden.json")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["golden", "user_profile.yaml", pin, "--update"]).exit_code == 0
+    result = runner.invoke(cli, ["golden", "user_profile.py:build_harness", pin])
+    assert (result.exit_code, result.stdout) == (
+        0,
+        f"ok: user_profile.py:build_harness matches {pin}\n",
+    )
+
+
+def test_a_condition_written_in_python_reads_as_in_a_file() -> None:
+    from harness_tui import HarnessError, TaskNode, condition
+    from harness_tui.engine.spec import task_spec
+
+    node = TaskNode("t", ref="builtin:echo", when=condition("payload.go"))
+    assert task_spec(node)["when"] == "payload.go"
+    assert node.when is not None and node.when({"payload": {"go": 1}, "results": {}})
+    with pytest.raises(HarnessError, match="invalid JMESPath in 'when'"):
+        condition("payload.[")

@@ -191,3 +191,121 @@ def test_plan_trace_and_results_are_identical_under_three_hash_seeds() -> None:
     assert len(outputs) == 1
     (only,) = outputs
     assert json.loads(only)["run"]["results"]["compose_response"] == EXPECTED
+
+
+class ComposeLast(DeterministicScheduler):
+    """The article's pattern: a subclass with its own order (enrich before check)."""
+
+    def build_plan(self, payload: Any) -> list[str]:
+        return ["extract_user_info", "enrich_user_data", "check_quota", "compose_response"]
+
+
+class OnlyBuildPlan:
+    """A duck-typed scheduler: nothing but the article's method."""
+
+    def __init__(self, order: Any) -> None:
+        self.order = order
+
+    def build_plan(self, payload: Any) -> Any:
+        return self.order
+
+
+def succeeded(result: dict[str, Any]) -> list[str]:
+    return [e["task"] for e in result["trace"] if e["status"] == "succeeded"]
+
+
+def test_a_schedulers_own_plan_is_run() -> None:
+    harness = build_harness()
+    ours = harness.scheduler.build_plan({"user_id": "u001"})
+    assert ours.index("check_quota") < ours.index("enrich_user_data")  # else nothing to show
+    custom = ComposeLast(harness.graph)
+    result = TaskOrchestrator(harness.graph, custom).run({"user_id": "u001"})
+    assert succeeded(result) == custom.build_plan({})
+    assert result["results"]["compose_response"] == EXPECTED
+    duck = OnlyBuildPlan(custom.build_plan({}))
+    assert succeeded(TaskOrchestrator(harness.graph, duck).run({"user_id": "u001"})) == duck.order  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("order", "message"),
+    [
+        (["check_quota", "extract_user_info", "enrich_user_data", "compose_response"],
+         "puts 'check_quota' before its dependency 'extract_user_info': a plan must be a "
+         "topological order of the graph"),
+        (["extract_user_info", "check_quota", "enrich_user_data"], "left out 'compose_response'"),
+        (["extract_user_info", "extract_user_info"], "returned 'extract_user_info' twice"),
+        (["extract_user_info", "ghost"], "returned 'ghost', which is no task of the graph"),
+        ("extract_user_info", "returned str, not a list of task names"),
+    ],
+    ids=["order", "missing", "twice", "unknown", "not-a-list"],
+)  # fmt: skip
+def test_a_plan_that_is_no_topological_order_is_one_clear_error(order: Any, message: str) -> None:
+    harness = build_harness()
+    with pytest.raises(HarnessError) as caught:
+        TaskOrchestrator(harness.graph, OnlyBuildPlan(order)).run({"user_id": "u001"})  # type: ignore[arg-type]
+    assert isinstance(caught.value, ValueError)
+    assert str(caught.value) == f"tests.engine.test_article.OnlyBuildPlan.build_plan {message}"
+
+
+def test_an_export_says_its_plan_came_from_a_custom_scheduler(tmp_path: Path) -> None:
+    from harness_tui.records.export import RunRecord
+    from harness_tui.records.replay import replay_run
+    from harness_tui.workflow.python_source import graph_workflow
+
+    harness = build_harness()
+    payload = {"user_id": "u001"}
+    run = TaskOrchestrator(harness.graph, ComposeLast(harness.graph)).start(payload)
+    run.run_to_end()
+    record = RunRecord.from_run(run, graph_workflow(harness.graph, payload, "article"))
+    record.write(tmp_path / "run.json")
+    read = RunRecord.read(tmp_path / "run.json")
+    assert read.scheduler == "tests.engine.test_article.ComposeLast"
+    assert list(read.plan.names) == ComposeLast(harness.graph).build_plan(payload)
+    replayed = replay_run(read).run_to_end()
+    assert replayed.digest == run.digest
+    # An order the deterministic scheduler would have chosen is not marked.
+    plain = TaskOrchestrator(harness.graph, OnlyBuildPlan(harness.scheduler.build_plan(payload)))
+    assert plain.start(payload).plan.scheduler is None  # type: ignore[arg-type]
+
+
+def test_the_harness_scheduler_and_orchestrator_are_stable_objects() -> None:
+    harness = Harness()
+    scheduler, orchestrator = harness.scheduler, harness.orchestrator
+    assert harness.scheduler is scheduler and harness.orchestrator is orchestrator
+    assert orchestrator.scheduler is scheduler
+    harness.register(TaskNode("extract_user_info", extract_user_info))  # seen by both
+    assert scheduler.build_plan({"user_id": "u001"}) == ["extract_user_info"]
+    assert orchestrator.run({"user_id": "u001"})["results"] == {
+        "extract_user_info": {"user_id": "u001"}
+    }
+
+
+def test_the_final_failures_cause_is_the_tasks_exception() -> None:
+    raised = ValueError("no quota service")
+
+    def broken(inputs: dict[str, Any]) -> None:
+        raise raised
+
+    for workers in (1, 2):
+        harness = Harness(workers=workers)
+        harness.register(TaskNode("broken", broken, max_retries=1))
+        with pytest.raises(RuntimeError) as caught:
+            harness.run({})
+        assert caught.value.__cause__ is raised
+
+
+def test_the_article_run_keeps_the_key_order_tasks_returned() -> None:
+    def unsorted(inputs: dict[str, Any]) -> dict[str, Any]:
+        return {"zeta": 1, "alpha": {"y": 2, "b": [{"k": 1, "c": 2}]}}
+
+    for workers in (1, 2):
+        harness = Harness(workers=workers)
+        harness.register(TaskNode("t", unsorted))
+        result = harness.run({"user_id": "u001", "a": 1})
+        output = result["results"]["t"]
+        assert repr(output) == repr(unsorted({}))  # printed as the task returned it
+        assert list(result["payload"]) == ["user_id", "a"]
+    # Canonical encodings stay sorted: the run's output text and digests.
+    run = harness.orchestrator.start({"user_id": "u001"}).run_to_end()
+    assert run.output_text("t") == '{"alpha":{"b":[{"c":2,"k":1}],"y":2},"zeta":1}'
+    assert list(run.results["t"]) == ["alpha", "zeta"]

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from .corpus import HOSTILE, Corpus
 
 STORE = "runs.sqlite3"
+RUN_ID = "<the stored run's id>"
 
 
 def commands(c: Corpus) -> dict[str, tuple[list[str], int]]:
@@ -39,6 +42,12 @@ def commands(c: Corpus) -> dict[str, tuple[list[str], int]]:
         "runs": (["runs", "--store", STORE], 0),
         "runs-json": (["runs", "--json", "--store", STORE], 0),
         "export-missing": (["export", HOSTILE, "-", "--store", STORE], 2),
+        "export-stored": (["export", RUN_ID, "-", "--store", STORE], 0),
+        "export-stored-redacted": (
+            ["export", RUN_ID, "-", "--store", STORE, "--redact", "ticket"],
+            0,
+        ),
+        "report-stored": (["report", RUN_ID, "--store", STORE], 0),
         "resume-missing": (["resume", HOSTILE, "--store", STORE], 2),
         "rerun": (["rerun", c.export.name, "--from", "shout", "--no-store"], 1),
         "rerun-missing-task": (["rerun", c.export.name, "--from", HOSTILE, "--no-store"], 2),
@@ -64,6 +73,19 @@ def commands(c: Corpus) -> dict[str, tuple[list[str], int]]:
         "golden-not-json": (["golden", wf, c.workflow.name], 2),
         "generate": (["generate", "--tasks", "2", "--name", HOSTILE], 2),
         "show-workflow": (["show", wf], 2),
+        "open-bad": (["open", c.bad_export.name], 2),
+        "open-invalid": (["open", c.invalid.name], 2),
         "show-bad": (["show", c.bad_export.name], 2),
         "schema": (["schema", "run"], 0),
     }
+
+
+def with_run_id(args: list[str], folder: Path) -> list[str]:
+    """``args`` with :data:`RUN_ID` replaced by the id of the first run in the corpus's store."""
+    if RUN_ID not in args:
+        return args
+    from harness_tui.records.store import RunStore
+
+    with RunStore(folder / STORE, create=False) as store:
+        run_id = store.runs()[0]["id"]
+    return [run_id if arg == RUN_ID else arg for arg in args]

@@ -69,10 +69,10 @@ def boom():
 '''
 
 
-def _workflow(value: str) -> str:
+def _workflow(value: str, description: str = HOSTILE_YAML) -> str:
     return f"""\
 name: hostile
-description: "{HOSTILE_YAML}"
+description: "{description}"
 payload: {{"{HOSTILE_YAML}": "{HOSTILE_YAML}", ticket: "{HOSTILE_YAML}"}}
 on_failure: continue
 tasks:
@@ -158,7 +158,10 @@ def build(folder: Path) -> Corpus:
     workflow = folder / "hostile.yaml"
     workflow.write_text(_workflow(HOSTILE_YAML), encoding="utf-8")
     changed = folder / "hostile_v2.yaml"
-    changed.write_text(_workflow("[/] [link=https://evil.example]x[/link] " + HOSTILE_YAML))
+    # A new description too: a plan diff's summary line names the old and the new one.
+    changed.write_text(
+        _workflow("[/] [link=https://evil.example]x[/link] " + HOSTILE_YAML, "v2 " + HOSTILE_YAML)
+    )
     invalid = folder / "invalid.yaml"
     invalid.write_text(INVALID, encoding="utf-8")
     huge = folder / "huge.yaml"

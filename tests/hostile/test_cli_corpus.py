@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from click.testing import CliRunner
 
 from harness_tui.cli import cli
 
-from .commands import STORE, commands
+from .commands import STORE, commands, with_run_id
 from .corpus import OBEYED, SHOWN, Corpus, build
 
 EXPECTED = Path(__file__).parent / "expected"
@@ -22,7 +23,7 @@ EXPECTED = Path(__file__).parent / "expected"
 # schema (no data in it; its own test pins it), and reports (they name the environment).
 NOT_COMPARED = {
     "run-export-stdout", "run-chrome", "run-stored", "runs", "runs-json", "runs-table", "schema",
-    "report", "report-html",
+    "report", "report-html", "export-stored", "export-stored-redacted", "report-stored",
 }  # fmt: skip
 NAMES = list(commands(Corpus(*[Path("x")] * len(dataclasses.fields(Corpus)))))
 
@@ -37,6 +38,7 @@ def invoke(corpus: Corpus, name: str) -> tuple[int, str, str]:
     if "--store" in args and not (corpus.folder / STORE).exists():
         with contextlib.chdir(corpus.folder):
             CliRunner().invoke(cli, commands(corpus)["run-stored"][0])
+    args = with_run_id(args, corpus.folder)
     # color=True: click would strip CSI (only CSI) from output it thinks is not a terminal,
     # hiding exactly what this test looks for.
     with contextlib.chdir(corpus.folder):
@@ -74,6 +76,13 @@ def test_the_hostile_strings_are_shown_as_visible_escapes(corpus: Corpus) -> Non
     assert "more characters]" in err and len(err) < 2_000
 
 
+# Ways to write to the terminal other than common.py's helpers and its console: a Rich
+# console or table made elsewhere would print data raw.
+OTHER_OUTPUT = re.compile(
+    r"click\.s?echo\(|(?<![.\w])print\(|sys\.std(out|err)\.write|\bConsole\(|\bTable\("
+)
+
+
 def test_commands_print_only_through_the_sanitising_helpers() -> None:
     cli_dir = Path(__file__).resolve().parents[2] / "harness_tui" / "cli"
     offenders = [
@@ -81,6 +90,25 @@ def test_commands_print_only_through_the_sanitising_helpers() -> None:
         for path in sorted(cli_dir.glob("*.py"))
         if path.name != "common.py"
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
-        if "click.echo(" in line or "click.secho(" in line
+        if OTHER_OUTPUT.search(line)
     ]
     assert offenders == []
+
+
+def test_the_commands_console_refuses_what_it_cannot_make_safe() -> None:
+    from rich.text import Text
+
+    from harness_tui.cli.common import data_table, table_console
+
+    console = table_console()
+    with console.capture() as captured:
+        console.print("a \x1b]52;c;x\x07 b")
+        table = data_table("\x1b[2J", title="\x9b1m")
+        table.add_row("\u202e", Text("\x1b[H"))
+        console.print(table)
+    out = captured.get()
+    assert not OBEYED.findall(out) and "\\x1b]52" in out and "\\u202e" in out
+    with pytest.raises(TypeError):
+        console.print(Text("\x1b[2J"))
+    with pytest.raises(TypeError):
+        table.add_row(Text("x", spans=[]).append("y", style="bold"))

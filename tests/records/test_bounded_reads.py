@@ -81,6 +81,14 @@ def test_at_most_the_cap_is_accepted(tmp_path: Path) -> None:
     assert read_capped(path, 9) is None
 
 
+@pytest.mark.skipif(not Path("/proc/self/cmdline").is_file(), reason="no /proc here")
+def test_a_file_longer_than_its_size_says_is_read_whole_or_refused() -> None:
+    cmdline = Path("/proc/self/cmdline")  # its size says 0 bytes
+    assert cmdline.stat().st_size == 0 and len(cmdline.read_bytes()) > 10
+    assert read_capped(cmdline, 1 << 20) == cmdline.read_bytes()
+    assert read_capped(cmdline, 10) is None
+
+
 def test_an_export_and_a_payload_file_with_a_bom_read(tmp_path: Path) -> None:
     text = (DATA / "export-1.0.json").read_text(encoding="utf-8")
     export = tmp_path / "bom.json"

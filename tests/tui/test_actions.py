@@ -5,15 +5,17 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-from harness_tui.tui import app as app_module
-from harness_tui.tui.actions import DIFF, GLOBAL, INSPECTOR, WORKBENCH, Action
+from harness_tui.tui.actions import DIFF, GLOBAL, INSPECTOR, NOTHING_OPEN, WORKBENCH, Action
 from harness_tui.tui.app import HarnessApp
+from harness_tui.tui.controller import WorkbenchState
 from harness_tui.tui.modals.help import HelpModal
+from harness_tui.tui.preferences import Preferences
 from harness_tui.tui.screens.diff import DiffScreen
 from harness_tui.tui.screens.workbench import WorkbenchScreen
 
@@ -41,8 +43,12 @@ def test_ids_are_unique_kebab_case_and_none_was_renamed() -> None:
 def test_every_action_exists_and_palette_titles_read_area_verb(
     owner: type, actions: tuple[Action, ...]
 ) -> None:
+    screen = owner(None) if owner is WorkbenchScreen else None
     for action in actions:
-        assert callable(getattr(owner, f"action_{action.action}", None)), action
+        if screen is not None:  # the workbench runs its actions by id, each by one handler
+            assert callable(screen.handler(action)), action
+        else:
+            assert callable(getattr(owner, f"action_{action.action}", None)), action
         title = action.title
         assert title == "" or re.fullmatch(r"[a-z]+: [A-Z][\w ]*", title), title
 
@@ -65,12 +71,11 @@ def test_readme_key_tables_are_generated_from_the_table() -> None:
 
 
 async def test_a_key_remapped_in_keymap_json_runs_the_action_and_shows_in_help(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
     keymap = tmp_path / "keymap.json"
     keymap.write_text(json.dumps({"run-step": "j"}), encoding="utf-8")
-    monkeypatch.setattr(app_module, "keymap_path", lambda: keymap)
-    app = make_app(ROOT / "workflows/user_profile.yaml")
+    app = make_app(ROOT / "workflows/user_profile.yaml", preferences=Preferences(keymap=keymap))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("j")
         await settle(pilot)
@@ -95,3 +100,48 @@ async def test_help_fits_each_key_on_one_line_at_80_columns() -> None:
         longest = max(len(line) for line in str(keys.render()).splitlines())
         assert longest <= keys.content_region.width
         assert keys.virtual_size.height == len(app.screen.rows)  # type: ignore[attr-defined]
+
+
+def test_with_nothing_open_only_opening_can_act_and_everything_else_says_so() -> None:
+    closed = WorkbenchState()
+    acting = {action.id for action in WORKBENCH if action.why_not(closed) is None}
+    assert acting == {"open-file", "reload-workflow"}
+    assert {action.why_not(closed) for action in WORKBENCH} == {None, NOTHING_OPEN}
+
+
+def test_each_refusal_follows_the_state_it_names() -> None:
+    by_id = {action.id: action for action in WORKBENCH}
+    fresh = WorkbenchState(open=True)
+    assert by_id["export-run"].why_not(fresh) == "nothing to export yet: step first (n)"
+    assert by_id["export-run"].why_not(replace(fresh, recorded=True)) is None
+    assert by_id["time-back"].why_not(replace(fresh, at_start=False)) is None
+    assert by_id["time-forward"].why_not(replace(fresh, live_end=False)) is None
+    assert by_id["stop-task"].why_not(fresh) == "nothing is running"
+    assert by_id["stop-task"].why_not(replace(fresh, driving=True)) is None
+    finished = replace(fresh, finished=True, driving=True)
+    assert by_id["run-step"].why_not(finished) == "the run is finished: r starts it over"
+    assert by_id["edit-payload"].why_not(replace(fresh, replay=True)) is not None
+
+
+async def test_a_greyed_key_with_nothing_open_says_nothing_is_open(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("name: [unclosed\n")
+    app = make_app(broken)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("n")
+        await pilot.pause()
+        assert NOTHING_OPEN in [n.message for n in app._notifications]
+
+
+async def test_the_palette_says_why_an_action_cannot_act_now() -> None:
+    app = make_app(ROOT / "workflows/user_profile.yaml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("c")
+        await settle(pilot)
+        run = workbench(app).session.run  # type: ignore[union-attr]
+        command = next(c for c in app.get_system_commands(app.screen) if c.title == "run: Step")
+        assert "not now: the run is finished" in command.help
+        command.callback()
+        await settle(pilot)
+        assert "the run is finished: r starts it over" in [n.message for n in app._notifications]
+        assert workbench(app).session.run is run and run.finished  # type: ignore[union-attr]

@@ -42,14 +42,14 @@ async def test_restart_during_a_run_asks_first_and_no_keeps_the_run() -> None:
             await pilot.press("escape")  # no: the run goes on
             await pilot.pause()
             screen = workbench(app)
-            assert screen.session is not None and screen._run_active
+            assert screen.session is not None and screen.controller.driving
             run = screen.session.run
             await pilot.press("r")
             await pilot.pause()
             await pilot.press("y")  # yes: the run is stopped, then restarted
             clock.gate.set()
             for _ in range(300):
-                if not screen._run_active and screen.session.run is not run:
+                if not screen.controller.driving and screen.session.run is not run:
                     break
                 await pilot.pause(0.01)
             assert run.status.value == "cancelled"

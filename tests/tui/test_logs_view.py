@@ -59,7 +59,7 @@ async def test_l_opens_the_selected_tasks_log_and_brackets_pick_the_attempt() ->
 async def test_without_a_selected_task_l_says_what_to_do() -> None:
     app = make_app(PRINTING)
     async with app.run_test(size=SIZE) as pilot:
-        workbench(app).selected = None
+        workbench(app).panes.selected = None
         await pilot.press("l")
         await pilot.pause()
         assert not isinstance(app.screen, LogsModal)

@@ -1,7 +1,8 @@
 """The workbench driven by random key sequences at random speeds never shows or keeps a wrong run.
 
 After each sequence (step, continue, pause, stop, back, forward, restart, breakpoint, with
-random delays, on a workflow with slow, retried and failing tasks): nothing is left running,
+random delays, on a workflow with slow, retried and failing tasks; and again with two workers
+and break on failure): nothing is left running,
 and the run's canonical trace is a prefix of the headless run's, or that prefix followed by
 cancellations and the all_done cleanup (the user stopped it).
 """
@@ -12,6 +13,7 @@ import asyncio
 import os
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from textual.screen import ModalScreen
@@ -25,6 +27,7 @@ from .conftest import ROOT, make_app, settle, workbench
 
 BUSY = ROOT / "tests/tui/data/busy_pipeline.yaml"
 KEYS = ["n", "c", "p", "s", "left_square_bracket", "right_square_bracket", "r", "b", "y"]
+HOLDING_KEYS = [*KEYS, "f"]  # break on failure: holds at failed attempts, released by n or c
 
 
 def reference_trace() -> list[dict[str, Any]]:
@@ -49,8 +52,9 @@ def check_trace(trace: list[dict[str, Any]]) -> None:
     )
 
 
-async def press_and_check(presses: list[tuple[str, float]]) -> None:
-    app = make_app(BUSY, clock=SystemClock())
+async def press_and_check(presses: list[tuple[str, float]], workers: int = 1) -> list[str]:
+    """Press, then check; the titles of the notifications shown."""
+    app = make_app(BUSY, clock=SystemClock(), workers=workers)
     async with app.run_test(size=(120, 40)) as pilot:
         for key, delay in presses:
             await pilot.press(key)
@@ -62,17 +66,20 @@ async def press_and_check(presses: list[tuple[str, float]]) -> None:
             await pilot.pause()
         screen = workbench(app)
         for _ in range(200):  # a continue may still be on its way to the end
-            if not screen._run_active:
+            if not screen.controller.driving:
                 break
+            if screen.controller.held is not None:  # break on failure: a person goes on
+                await pilot.press("c")
             await pilot.pause(0.02)
         await settle(pilot)
         session = screen.session
         assert session is not None
-        assert not screen._run_active and not session.live.driver.busy
+        assert not screen.controller.driving and not session.live.driver.busy
         events = session.run.events
         assert not events or events[-1].status is not Status.RUNNING
         assert session.delivered == len(events)  # the screen shows every recorded event
         check_trace(session.run.canonical_trace())
+        return [n.title for n in app._notifications]
 
 
 # The suite runs the same 30 sequences every time (a red CI means a real regression);
@@ -93,3 +100,25 @@ def test_random_keys_never_corrupt_the_run(presses: list[tuple[str, float]]) -> 
 
 def test_a_burst_of_steps_equals_the_headless_run() -> None:
     asyncio.run(press_and_check([("n", 0.005)] * 12))
+
+
+@pytest.mark.slow
+@settings(
+    max_examples=FUZZ or 20,
+    deadline=None,
+    derandomize=not FUZZ,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(
+    st.lists(st.tuples(st.sampled_from(HOLDING_KEYS), st.floats(0, 0.12)), min_size=1, max_size=12)
+)
+def test_random_keys_with_workers_and_break_on_failure_never_corrupt_the_run(
+    presses: list[tuple[str, float]],
+) -> None:
+    asyncio.run(press_and_check(presses, workers=2))
+
+
+def test_a_burst_with_workers_held_at_failures_and_paused_equals_the_headless_run() -> None:
+    burst = [("f", 0.0), ("c", 0.02), *[("n", 0.005)] * 6, ("p", 0.01), ("c", 0.005)]
+    titles = asyncio.run(press_and_check(burst, workers=2))
+    assert "Held at a failed attempt" in titles

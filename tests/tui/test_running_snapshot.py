@@ -72,7 +72,7 @@ async def test_pause_answers_at_once_while_a_task_runs() -> None:
             clock.gate.set()
             screen = workbench(app)
             for _ in range(300):
-                if not screen._run_active:
+                if not screen.controller.driving:
                     break
                 await pilot.pause(0.01)
             session = screen.session

@@ -1,5 +1,5 @@
-"""The workbench's headless session, without Pilot or a terminal: every decision the screens
-render is made here."""
+"""The workbench's headless session, without Pilot or a terminal: what is open and the view
+over it (the run controller's own tests drive it: tests/tui/test_controller.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,10 @@ from harness_tui.engine.driver import Stop, StopReason
 from harness_tui.engine.events import Status, TraceEvent
 from harness_tui.records.export import RunRecord
 from harness_tui.records.store import RunStore
+from harness_tui.tui.controller import Finished, Go, Paused
 from harness_tui.tui.session import OpenError, Session, open_session
+
+from .test_controller import Owner
 
 ROOT = Path(__file__).resolve().parents[2]
 USER_PROFILE = str(ROOT / "workflows/user_profile.yaml")
@@ -24,11 +27,18 @@ def session_of(path: str, store: RunStore | None = None) -> Session:
 
 
 def drive(session: Session, single: bool) -> tuple[Stop, list[TraceEvent]]:
-    batches: list[list[TraceEvent]] = []
-    stop = session.drive(single, batches.append)
-    delivered = [event for batch in batches for event in batch]
-    session.delivered += len(delivered)
-    return stop, delivered
+    """Step or continue through a run controller, as the screen does; why it stopped and
+    the events it showed."""
+    owner = Owner(session)
+    before = session.delivered
+    assert (owner.controller.step() if single else owner.controller.continue_()) is Go.STARTED
+    end = owner.until_drive_ends()
+    if isinstance(end, Paused):
+        stop = Stop(end.reason, end.task)
+    else:
+        assert isinstance(end, Finished), end
+        stop = Stop(StopReason.FINISHED)
+    return stop, list(session.run.events[before : session.delivered])
 
 
 def test_a_step_delivers_its_events_and_moves_the_next_task() -> None:
@@ -56,18 +66,6 @@ def test_breakpoints_stop_a_continue_before_the_task() -> None:
     assert session.toggle_breakpoint(target) is False
     stop, _ = drive(session, single=False)
     assert stop.reason is StopReason.FINISHED and session.run.status.value == "succeeded"
-
-
-def test_break_on_failure_is_read_at_each_drive() -> None:
-    session = session_of(FLAKY)
-    session.break_on_failure = True
-    stop, events = drive(session, single=False)
-    assert stop == Stop(StopReason.FAILURE, "transform")
-    assert events[-1].task == "transform" and events[-1].status is Status.FAILED
-    assert session.status("transform") is Status.FAILED
-    session.break_on_failure = False
-    stop, _ = drive(session, single=False)
-    assert stop.reason is StopReason.FINISHED and session.run.status.value == "failed"
 
 
 def test_time_travel_shows_the_state_as_of_an_event() -> None:
@@ -168,33 +166,3 @@ def test_a_truncated_export_is_one_clear_line(tmp_path: Path) -> None:
         open_session(str(file))
     (line,) = caught.value.lines
     assert "not JSON" in line and "truncated" in line
-
-
-def test_break_on_failure_holds_at_the_failed_attempt_until_released() -> None:
-    import threading
-
-    session = session_of(FLAKY)
-    session.break_on_failure = True
-    held = threading.Event()
-    result: list[Stop] = []
-    worker = threading.Thread(
-        target=lambda: result.append(session.drive(False, lambda _: None, lambda _: held.set()))
-    )
-    worker.start()
-    assert held.wait(5)
-    event = session.held
-    assert event is not None and (event.task, event.attempt) == ("transform", 1)
-    # Held before the retry: attempt 2 has not started, and the task is not yet final.
-    assert session.run.events[-1] == event
-    assert session.release(single=True)
-    for attempt in (2, 3):
-        for _ in range(500):
-            current = session.held
-            if current is not None and current.attempt == attempt:
-                break
-            threading.Event().wait(0.01)
-        assert session.held is not None and session.held.attempt == attempt
-        session.release(single=True)
-    worker.join(5)
-    assert result == [Stop(StopReason.STEP)]
-    assert session.run.task_status("transform") is Status.FAILED

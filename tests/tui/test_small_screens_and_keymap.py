@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from textual.widgets import Button
 
-from harness_tui.tui import app as app_module
 from harness_tui.tui.modals.payload import PayloadModal
+from harness_tui.tui.preferences import Preferences
 from harness_tui.tui.widgets.run_header import HeaderParts, RunHeader, header_text
 
 from .conftest import ROOT, make_app, settle, workbench
@@ -81,14 +81,11 @@ async def test_the_payload_editor_keeps_its_buttons_on_an_80x24_screen(in_repo: 
         assert app.screen is workbench(app)
 
 
-async def test_unknown_ids_in_keymap_json_are_named_in_a_warning(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_unknown_ids_in_keymap_json_are_named_in_a_warning(tmp_path: Path) -> None:
     keymap = tmp_path / "keymap.json"
     mapping = {"run-step": "j", "run-stpe": "k", "show-traceback": "x", "zoom": "z"}
     keymap.write_text(json.dumps(mapping), encoding="utf-8")
-    monkeypatch.setattr(app_module, "keymap_path", lambda: keymap)
-    app = make_app(ROOT / "workflows/user_profile.yaml")
+    app = make_app(ROOT / "workflows/user_profile.yaml", preferences=Preferences(keymap=keymap))
     async with app.run_test(size=(120, 40)) as pilot:
         warnings = [n for n in app._notifications if n.severity == "warning"]
         assert len(warnings) == 1
@@ -98,13 +95,10 @@ async def test_unknown_ids_in_keymap_json_are_named_in_a_warning(
         assert workbench(app).session.run.cursor == 1  # type: ignore[union-attr]
 
 
-async def test_a_keymap_that_is_not_an_object_is_reported(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_a_keymap_that_is_not_an_object_is_reported(tmp_path: Path) -> None:
     keymap = tmp_path / "keymap.json"
     keymap.write_text('["run-step", "j"]', encoding="utf-8")
-    monkeypatch.setattr(app_module, "keymap_path", lambda: keymap)
-    app = make_app(ROOT / "workflows/user_profile.yaml")
+    app = make_app(ROOT / "workflows/user_profile.yaml", preferences=Preferences(keymap=keymap))
     async with app.run_test(size=(120, 40)):
         messages = [n.message for n in app._notifications if n.severity == "warning"]
         assert messages == [f"{keymap}: ignored (not a JSON object of id: keys)"]

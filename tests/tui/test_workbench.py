@@ -15,7 +15,8 @@ from textual.widgets import Input
 from harness_tui.engine.events import Status
 from harness_tui.engine.orchestrator import TaskOrchestrator
 from harness_tui.records.export import RunRecord
-from harness_tui.tui.messages import RunCompleted, RunHeld, RunPaused, StepFinished
+from harness_tui.tui.controller import DriveStarted, RunController, Ticked
+from harness_tui.tui.messages import RunUpdated
 from harness_tui.tui.screens import workbench as workbench_module
 from harness_tui.tui.screens.diff import DiffScreen
 from harness_tui.tui.widgets.dag_view import DagView
@@ -40,15 +41,17 @@ def inspector_sections(inspector: Inspector) -> dict[str, Any]:
 
 @pytest.fixture
 def posted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Names of the messages the run worker posts, in order."""
+    """Names of the updates the run controller posts to the screen, in order (but the start
+    of a drive and the pulse's ticks, which come as time passes)."""
     names: list[str] = []
     screen_class = workbench_module.WorkbenchScreen
     real = screen_class.post_message
-    watched = (StepFinished, RunPaused, RunCompleted, RunHeld)
 
     def spy(self: Any, message: Message) -> bool:
-        if isinstance(message, watched):
-            names.append(type(message).__name__)
+        if isinstance(message, RunUpdated) and not isinstance(
+            message.update, DriveStarted | Ticked
+        ):
+            names.append(type(message.update).__name__)
         return real(self, message)
 
     monkeypatch.setattr(screen_class, "post_message", spy)
@@ -67,7 +70,7 @@ async def test_step_through_user_profile(posted: list[str]) -> None:
             await settle(pilot)
             assert screen.session.run.cursor == expected_done  # type: ignore[union-attr]
             assert cell(plan, order[expected_done - 1], "status") == "✔ succeeded"
-        assert posted == ["StepFinished", "RunPaused"] * 3 + ["StepFinished", "RunCompleted"]
+        assert posted == ["EventsRecorded", "Paused"] * 3 + ["EventsRecorded", "Finished"]
         trace = app.screen.query_one(TracePanel)
         assert trace.row_count == 8
         statuses = [trace.cell_text(i, "status") for i in range(8)]
@@ -91,12 +94,12 @@ async def test_breakpoint_pauses_before_the_task(posted: list[str]) -> None:
         await settle(pilot)
         run = screen.session.run  # type: ignore[union-attr]
         assert run.next_step is not None and run.next_step.task == "compose_response"
-        assert posted[-1] == "RunPaused"
+        assert posted[-1] == "Paused"
         assert "●" in cell(app.screen.query_one(PlanTable), "compose_response", "mark")
         assert app.screen.query_one(DagView).breakpoints == {"compose_response"}
         await pilot.press("c")
         await settle(pilot)
-        assert run.finished and posted[-1] == "RunCompleted"
+        assert run.finished and posted[-1] == "Finished"
 
 
 async def test_going_back_in_time_shows_the_earlier_state() -> None:
@@ -401,10 +404,10 @@ async def test_error_text_with_brackets_is_shown_verbatim(tmp_path: Path) -> Non
         assert "payload.x[1]: float is not a JSON value (nan has no JSON form)" in text
 
 
-async def held_at(pilot: Any, session: Any, attempt: int) -> Any:
+async def held_at(pilot: Any, controller: RunController, attempt: int) -> Any:
     """Wait until the run is held at ``attempt`` (the worker stays busy while it is held)."""
     for _ in range(400):
-        held = session.held
+        held = controller.held
         if held is not None and held.attempt == attempt:
             await pilot.pause()
             return held
@@ -446,7 +449,7 @@ async def test_quitting_while_held_at_a_failed_attempt_finishes_that_task_and_le
     app = make_app(ROOT / "tests/tui/data/flaky_pipeline.yaml", store_path=str(db))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("f", "c")
-        await held_at(pilot, workbench(app).session, 1)
+        await held_at(pilot, workbench(app).controller, 1)
     # Quitting did not wait on the hold forever: the held task ran to its end, then the run
     # was left behind.
     with RunStore(db, create=False) as store:
@@ -462,22 +465,22 @@ async def test_break_on_failure_holds_at_each_failed_attempt(posted: list[str]) 
         screen = workbench(app)
         session = screen.session
         await pilot.press("f", "c")
-        held = await held_at(pilot, session, 1)
+        held = await held_at(pilot, workbench(app).controller, 1)
         # Held before the retry: the failed attempt is on screen, the next has not started.
         assert (held.task, held.status.value) == ("transform", "failed")
-        assert screen.selected == "transform" and "RunHeld" in posted
+        assert screen.selected == "transform" and "Held" in posted
         assert session.run.events[-1] == held  # type: ignore[union-attr]
         plan = app.screen.query_one(PlanTable)
         assert cell(plan, "transform", "status") == "✘ failed"
         await pilot.press("c")
-        await held_at(pilot, session, 2)
+        await held_at(pilot, workbench(app).controller, 2)
         await pilot.press("c")
-        await held_at(pilot, session, 3)
+        await held_at(pilot, workbench(app).controller, 3)
         await pilot.press("f", "c")  # break on failure off: the run goes to its end
         await settle(pilot)
         run = session.run  # type: ignore[union-attr]
         assert run.finished and run.status.value == "failed"
-        assert posted[-1] == "RunCompleted"
+        assert posted[-1] == "Finished"
 
 
 async def test_open_dialog_opens_the_chosen_file(
@@ -534,7 +537,7 @@ async def test_a_problem_opening_a_file_is_one_line_in_the_notification(
     monkeypatch.chdir(tmp_path)
     app = make_app(USER_PROFILE)
     async with app.run_test(size=SIZE) as pilot:
-        workbench(app).open_path("broken_factory.py:build")
+        workbench(app).files.open_path("broken_factory.py:build")
         await pilot.pause()
         (note,) = [n for n in app._notifications if n.severity == "error"]
         assert "first line\\nsecond line" in note.message
@@ -624,7 +627,9 @@ async def test_a_task_still_running_ahead_after_a_pause_clears_when_it_ends(
         await pilot.press("p")
         first, second = session.run.plan.names
         go()[int(first[1:])].set()  # the first retires and the run pauses; the second runs on
-        await _until(pilot, lambda: session.run.cursor == 1 and not workbench(app)._run_active)
+        await _until(
+            pilot, lambda: session.run.cursor == 1 and not workbench(app).controller.driving
+        )
         assert "running" in _status_label(app, second)
         assert session.status(first) is Status.SUCCEEDED
         go()[int(second[1:])].set()
@@ -650,7 +655,7 @@ async def test_pause_stops_a_continuing_run_after_the_current_task(
         await pilot.press("p")
         await settle(pilot)
         run = workbench(app).session.run  # type: ignore[union-attr]
-        assert posted[-1] == "RunPaused"
+        assert posted[-1] == "Paused"
         assert 0 < run.cursor < 20 and not run.finished
         assert any("paused" in n.message for n in app._notifications)
 
@@ -678,9 +683,8 @@ async def test_the_held_run_toast_shows_a_hostile_error_inert(
     )
     app = make_app(workflow)
     async with app.run_test(size=SIZE) as pilot:
-        session = workbench(app).session
         await pilot.press("f", "c")
-        await held_at(pilot, session, 1)
+        await held_at(pilot, workbench(app).controller, 1)
         (toast,) = [n.message for n in app._notifications if "attempt 1" in n.message]
         assert "\x1b" not in toast and "\x07" not in toast
         assert "\\x1b]0;owned\\x07\\x1b[2J [red]x[/]" in toast

@@ -50,6 +50,13 @@ from harness_tui.workflow.yamlpos import YamlSyntaxError, compose, yaml11_differ
         ("!!str 12", "12"),
         ("!!float 3", 3.0),
         ("!!int '7'", 7),
+        ("! 12", "12"),  # the non-specific tag: a string (YAML 1.2, 6.9.1)
+        ("! true", "true"),
+        ("! ~", "~"),
+        ("a\u2028b", "a\u2028b"),  # NEL, LS and PS are content in YAML 1.2, not breaks
+        ("a\u2029b", "a\u2029b"),
+        ("a\x85b c", "a\x85b c"),
+        ('"a\u2028b"', "a\u2028b"),
     ],
 )
 def test_scalars_mean_what_yaml_1_2_core_says(text: str, value: Any) -> None:
@@ -76,6 +83,7 @@ def test_nan_reads_as_nan() -> None:
         ("null: x", "1:1: mapping keys must be strings"),
         ("? [a]\n: x", "1:3: mapping keys must be strings"),
         ("a: 1\n---\nb: 2", "2:1: a workflow file holds one YAML document, not several"),
+        ("%YAML 1.1\n---\nv: yes", "1:1: %YAML 1.1: files are read as YAML 1.2 only"),
         ("a:\n  b: c\x7f", "2:7: YAML syntax error: control characters are not allowed (#x007f)"),
         ("é: \x01", "1:4: YAML syntax error: control characters are not allowed (#x0001)"),
         ("a:\n  \ud800: x", "2:3: not Unicode text: lone surrogate \\ud800"),
@@ -89,6 +97,24 @@ def test_refused_yaml_gets_one_line_with_its_position(text: str, message: str) -
         compose(text)
     assert str(caught.value).startswith(message)
     assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "added"),
+    [
+        # Each alias adds what it stands for as JSON: '"xxxx"' is 6 bytes, '["xxxx","xxxx"]'
+        # 15, '{"k":"é"}' 10 (é is two bytes), '[1,null]' 8.
+        ('s: &s "xxxx"\nb: [*s, *s]\n', 12),
+        ('s: &s "xxxx"\np: &p [*s, *s]\nl: [*p, *p]\n', 12 + 30),
+        ("m: &m {k: é}\nl: [*m]\n", 10),
+        ("n: &n [1, null]\nl: [*n, *n, *n]\n", 24),
+        ('s: &s "xxxx"\nl: [{*s : 1}, {*s : 2}]\n', 12),
+    ],
+)
+def test_aliases_count_the_bytes_of_what_they_stand_for(text: str, added: int) -> None:
+    compose(text, Limits(alias_bytes=added))
+    with pytest.raises(YamlSyntaxError, match=f"more than {added - 1} bytes"):
+        compose(text, Limits(alias_bytes=added - 1))
 
 
 def test_caps_are_adjustable() -> None:
@@ -164,6 +190,18 @@ def test_validate_warns_about_yaml_1_1_meanings(tmp_path: Path) -> None:
         f"{file}:2:17: warning: 'on' is a string (YAML 1.2) but true in YAML 1.1; "
         "quote it or write it so that both agree\n"
     )
+
+
+@pytest.mark.parametrize("loader", [yamlpos._Loader, yaml.SafeLoader], ids=["libyaml", "python"])
+def test_yaml_1_1_line_breaks_are_content_and_lines_count_right(
+    loader: type[yaml.SafeLoader], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(yamlpos, "_Loader", loader)
+    text = "%YAML 1.2\n---\na: x\u2028y\u2029z\x85w\n\ue000b: 1\nc: [1, oops: 2]\n"
+    read = compose(text)
+    assert read.data["a"] == "x\u2028y\u2029z\x85w" and read.data["\ue000b"] == 1
+    assert read.position(("c",)) == (5, 4)
+    assert read.key_position(("\ue000b",)) == (4, 1)
 
 
 def test_the_pure_python_parser_reads_the_same(monkeypatch: pytest.MonkeyPatch) -> None:

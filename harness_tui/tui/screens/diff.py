@@ -11,7 +11,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen, Screen
+from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Input, Label, Static
 
 from ...engine.diff import MARKERS, DiffKind, PlanDiff
@@ -21,19 +21,21 @@ from ...records.divergence import TaskDivergence, count_tasks
 from ...workflow.errors import WorkflowError
 from ...workflow.loader import Workflow, diff_workflows
 from ...workflow.sources import load_source
-from ..actions import DIFF, bindings
+from ..actions import DIFF, routed_bindings
 from ..looks import KIND_LOOKS
 from ..sanitize import shown
 from ..widgets.dag_view import DagView
 from ..widgets.inspector import Inspector
 from ..widgets.status_styles import role_colour
+from .acting import ActingScreen
+from .workbench_host import Workbench
 
 
-class DiffScreen(Screen[None]):
+class DiffScreen(ActingScreen):
     """Read-only comparison of two versions; ``n``/``N`` walk the changes."""
 
     ACTIONS = DIFF
-    BINDINGS = bindings(ACTIONS)
+    BINDINGS = routed_bindings(ACTIONS)
 
     def __init__(
         self,
@@ -206,7 +208,7 @@ class DiffTargetModal(ModalScreen[str | None]):
         self.dismiss(None)
 
 
-def open_diff_prompt(screen: Any) -> None:
+def open_diff_prompt(screen: Workbench) -> None:
     """From the workbench: ask for the other version, then show the diff.
 
     Live: the other version (default ``@HEAD``) is the old side, the open file the new one.
@@ -214,6 +216,8 @@ def open_diff_prompt(screen: Any) -> None:
     recorded from, as it is now) the new one.
     """
     session = screen.session
+    if session is None:
+        return
     recorded = session.replay
     if recorded:
         on_disk = Path(session.workflow.path)

@@ -1,178 +1,168 @@
-"""The workbench's file actions: payload, export, open, reload and diff (a mixin of
-:class:`~harness_tui.tui.screens.workbench.WorkbenchScreen`, kept apart to stay readable)."""
+"""The workbench's file actions: payload, export, open, reload and diff.
+
+Each is an intent of the run controller: it waits for a drive in progress (asking first when it
+would throw the run away) and, when it opens a modal, ends when the modal closes.
+"""
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from textual.screen import Screen
-
-from ...records.export import atomic_write
+from ...records.export import RunRecord, atomic_write
 from ...records.report_html import REPORT_SUFFIXES, render_report
+from ...workflow.limits import current
 from ...workflow.loader import diff_workflows
 from ...workflow.payload import Payload
-from ..intents import IntentQueue
 from ..modals.export import ExportModal
 from ..modals.open_file import OpenFileModal
 from ..modals.payload import PayloadModal
 from ..sanitize import visible
 from ..session import OpenError, Session, open_session
+from .workbench_host import Workbench
+from .workbench_run import RunActions
+
+Opener = Callable[[str, Payload | None], Session]
+"""Opens a file as a session with the app's settings (clock, run store, workers, executor)."""
 
 
-class FileActions(Screen[None]):
-    """Actions that change what is open. Expects the workbench's attributes and helpers."""
+class FileActions:
+    """Actions that change what is open."""
 
-    session: Session | None
-    error: OpenError | None
-    selected: str | None
-    _run_active: bool
+    def __init__(self, screen: Workbench, runs: RunActions, opener: Opener | None = None) -> None:
+        self.screen = screen
+        self.runs = runs
+        self.controller = screen.controller
+        self.opener: Opener = opener or (lambda path, payload: open_session(path, payload))
 
-    def _open(self, path: str, payload: Payload | None) -> Session:
-        """Open a file with the app's clock, run store, workers and executor."""
-        app: Any = self.app
-        return open_session(
-            path,
-            payload,
-            clock=app.clock,
-            store=app.store,
-            workers=app.run_workers,
-            executor=app.run_executor,
-        )
-
-    if TYPE_CHECKING:
-        _intents: IntentQueue
-
-        def _show_session(self) -> None: ...
-        def _show_errors(self, error: OpenError | None) -> None: ...
-        def submit(self, name: str, start: Callable[[], bool]) -> None: ...
-        def _replace_run(self, name: str, start: Callable[[], bool]) -> None: ...
-
-    # Each action is an intent: it waits for a drive in progress (asking first when it would
-    # throw the run away) and, when it opens a modal, ends when the modal closes.
-
-    def action_edit_payload(self) -> None:
-        if self.session is None or self.session.replay:
-            self.notify("a replayed run keeps its recorded payload", severity="warning")
-            return
-        self._replace_run("change the payload", self._edit_payload_now)
+    def handlers(self) -> dict[str, Callable[[], object]]:
+        """What each of these actions' ids runs."""
+        runs = self.runs
+        return {
+            "open-file": lambda: runs.replace_run("open another file", self._open_now),
+            "reload-workflow": lambda: runs.replace_run("reload", self._reload_now),
+            "export-run": lambda: runs.submit("export", self._export_now),
+            "edit-payload": lambda: runs.replace_run("change the payload", self._edit_payload_now),
+            "diff-workflow": lambda: runs.submit("diff", self._diff_now),
+        }
 
     def _edit_payload_now(self) -> bool:
-        if self.session is None:
+        session = self.controller.session
+        if session is None:
             return False
 
         def apply(value: Any) -> None:
-            if value is not PayloadModal.CANCELLED and self.session is not None:
-                self.session.set_payload(value)
-                self._show_session()
-                self.notify(f"payload applied; replanned ({len(self.session.run.plan)} tasks)")
-            self._intents.done()
+            if value is not PayloadModal.CANCELLED and self.controller.session is not None:
+                self.controller.session.set_payload(value)
+                self.screen.show_session()
+                tasks = len(self.controller.session.run.plan)
+                self.screen.notify(f"payload applied; replanned ({tasks} tasks)")
+            self.controller.done()
 
-        self.app.push_screen(PayloadModal(self.session.payload), apply)
+        self.screen.app.push_screen(PayloadModal(session.payload), apply)
         return True
-
-    def action_export(self) -> None:
-        if self.session is not None:
-            self.submit("export", self._export_now)
 
     def _export_now(self) -> bool:
-        if self.session is None:
+        session = self.controller.session
+        if session is None:
             return False
-        default = Path.cwd() / self.session.default_export_name()
+        web = self.screen.app.is_web  # served: the file goes to the browser, not the server
+        default = Path(session.default_export_name())
+        default = default if web else Path.cwd() / default
 
         def write(path: Path | None) -> None:
-            if path is not None and self.session is not None:
-                record = self.session.export_record()
+            if path is not None:
+                record = session.export_record()
                 fmt = REPORT_SUFFIXES.get(path.suffix.lower())
+                source = session.default_export_name()
                 try:
-                    if fmt is None:
+                    if web:
+                        self._deliver(record, fmt, path.name, source)
+                    elif fmt is None:
                         record.write(path)
                     else:
-                        source = self.session.default_export_name()
                         atomic_write(path, render_report(record, fmt, source))
                 except OSError as exc:
-                    self.notify(f"cannot write {path}: {exc.strerror}", severity="error")
+                    self.screen.notify(f"cannot write {path}: {exc.strerror}", severity="error")
                 else:
                     what = "exported" if fmt is None else f"wrote the {fmt} report"
-                    self.notify(f"{what} {path}", title="Export")
-            self._intents.done()
+                    where = f"{path.name} (a download)" if web else str(path)
+                    self.screen.notify(f"{what} {where}", title="Export")
+            self.controller.done()
 
-        self.app.push_screen(ExportModal(default), write)
+        self.screen.app.push_screen(ExportModal(default), write)
         return True
 
-    def action_open(self) -> None:
-        self._replace_run("open another file", self._open_now)
+    def _deliver(self, record: RunRecord, fmt: str | None, name: str, source: str) -> None:
+        """A served workbench sends the export or report to the browser as a download, with
+        the text that :meth:`RunRecord.write` or the report would write (logs left out when
+        they would take the export over the reader's size limit)."""
+        if fmt is None:
+            text = record.within(current().export_bytes)[1]
+        else:
+            text = render_report(record, fmt, source)
+        self.screen.app.deliver_binary(io.BytesIO(text.encode("utf-8")), save_filename=name)
 
     def _open_now(self) -> bool:
         def opened(path: Path | None) -> None:
             if path is not None:
                 self.open_path(str(path))
-            self._intents.done()
+            self.controller.done()
 
-        self.app.push_screen(OpenFileModal(), opened)
+        self.screen.app.push_screen(OpenFileModal(), opened)
         return True
 
     def open_path(self, path: str, payload: Payload | None = None) -> None:
         """Open a file in place of the current session; errors are shown, never raised."""
         try:
-            session = self._open(path, payload)
+            session = self.opener(path, payload)
         except OpenError as exc:
-            if self.session is None:
-                self.error = exc
-                self._show_errors(exc)
+            if self.controller.session is None:
+                self.screen.error = exc
+                self.screen.show_errors(exc)
             else:
-                self.notify(
+                self.screen.notify(
                     "\n".join(visible(line) for line in exc.lines[:8]),  # a problem a line
                     title=f"Cannot open {path}",
                     severity="error",
                     timeout=10,
                 )
             return
-        if self.session is not None:
-            self.session.close()
-        self.session, self.error, self.selected = session, None, None
-        self._show_session()
-
-    def action_reload(self) -> None:
-        self._replace_run("reload", self._reload_now)
+        self.controller.replace(session)
+        self.screen.error = None
+        self.screen.panes.selected = None
+        self.screen.show_session()
 
     def _reload_now(self) -> bool:
-        self._reload()
-        return False
-
-    def _reload(self) -> None:
-        session = self.session
+        session = self.controller.session
         if session is None:
-            if self.error is not None:
-                self.open_path(self.error.path)
-            return
+            if self.screen.error is not None:
+                self.open_path(self.screen.error.path)
+            return False
         if session.replay:
-            self.notify("replay mode: the export cannot change", severity="warning")
-            return
+            self.screen.notify("replay mode: the export cannot change", severity="warning")
+            return False
         path = session.source_path or session.workflow.path
         try:
-            fresh = self._open(path, Payload(session.payload))
+            fresh = self.opener(path, Payload(session.payload))
         except OpenError as exc:
-            self.notify(
+            self.screen.notify(
                 "\n".join(exc.lines[:8]), title=f"{path} has errors", severity="error", timeout=10
             )
-            return
+            return False
         change = diff_workflows(session.workflow, session.payload, fresh.workflow, fresh.payload)
         fresh.breakpoints = {t for t in session.breakpoints if t in fresh.workflow.graph}
         fresh.break_on_failure = session.break_on_failure
-        session.close()
-        self.session = fresh
-        self._show_session()
+        self.controller.replace(fresh)
+        self.screen.show_session()
         summary = "plan unchanged" if change.identical else change.summary_line()
-        self.notify(summary, title=f"Reloaded {Path(path).name}")
-
-    def action_diff(self) -> None:
-        if self.session is not None:
-            self.submit("diff", self._diff_now)
+        self.screen.notify(summary, title=f"Reloaded {Path(path).name}")
+        return False
 
     def _diff_now(self) -> bool:
         from .diff import open_diff_prompt
 
-        open_diff_prompt(self)
+        open_diff_prompt(self.screen)
         return False

@@ -1,0 +1,93 @@
+"""The workbench's ways of looking: the time cursor, finding a task, the DAG's boxes, the
+selected task's logs, the run's timeline and the inspected failure's full error."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from ...engine.events import TraceEvent
+from ..modals.find_task import FindTaskModal
+from ..modals.logs import LogsModal
+from ..modals.timeline import TimelineModal
+from ..widgets.dag_view import DagView
+from ..widgets.inspector import Inspector
+from ..widgets.status_styles import status_styles
+from .workbench_host import Workbench
+
+
+class ViewActions:
+    """Actions that change what is shown, never the run."""
+
+    def __init__(self, screen: Workbench) -> None:
+        self.screen = screen
+
+    def handlers(self) -> dict[str, Callable[[], object]]:
+        """What each of these actions' ids runs."""
+        travel = self.screen.travel
+        return {
+            "time-back": lambda: travel(lambda s: s.go_back()),
+            "time-forward": lambda: travel(lambda s: s.go_forward()),
+            "time-task-back": lambda: travel(lambda s: s.go_by_task(back=True), "no earlier task"),
+            "time-task-forward": lambda: travel(
+                lambda s: s.go_by_task(back=False), "no later task"
+            ),
+            "time-failure-back": lambda: travel(
+                lambda s: s.go_to_failure(back=True), "no earlier failure"
+            ),
+            "time-failure-forward": lambda: travel(
+                lambda s: s.go_to_failure(back=False), "no later failure"
+            ),
+            "time-start": lambda: travel(lambda s: s.go_to(-1)),
+            "time-end": lambda: travel(lambda s: s.go_to(s.delivered - 1)),
+            "dag-compact": self.toggle_compact,
+            "find-task": self.find,
+            "show-logs": self.show_logs,
+            "show-timeline": self.show_timeline,
+            "show-traceback": lambda: self.screen.panes.query_one(
+                Inspector
+            ).action_show_traceback(),
+        }
+
+    def show_traceback(self) -> None:
+        """Open the full error and traceback of the inspected failure, or say why not."""
+        self.screen.panes.query_one(Inspector).action_show_traceback()
+
+    def toggle_compact(self) -> None:
+        mode = self.screen.panes.query_one(DagView).toggle_mode()
+        self.screen.notify(f"DAG boxes: {mode}")
+
+    def find(self) -> None:
+        session = self.screen.session
+        if session is None:
+            return
+
+        def found(task: str | None) -> None:
+            if task is not None:
+                self.screen.panes.select(task)
+
+        self.screen.app.push_screen(FindTaskModal(session.run.plan.names), found)
+
+    def show_logs(self) -> None:
+        """Open the selected task's log (its latest attempt, following new ones live)."""
+        session, task = self.screen.session, self.screen.selected
+        if session is None:
+            return
+        if task is None:
+            self.screen.notify("select a task first (arrows, or / to find one)")
+            return
+        self.screen.app.push_screen(LogsModal(session.run, task))
+
+    def show_timeline(self) -> None:
+        """Open the timeline: live while the run goes on, recorded timings in replay."""
+        session = self.screen.session
+        if session is None:
+            return
+        run, record = session.run, session.record
+        styles = status_styles(self.screen.app)
+        events: Callable[[], Sequence[TraceEvent]]
+        if record is not None:  # replay: the times the run really had, not the replay's
+            events, now = (lambda: record.events), None
+        else:
+            events, now = (lambda: run.events), (None if run.finished else run.clock.wall)
+        modal = TimelineModal(run.plan.names, events, now, self.screen.selected, styles)
+        self.screen.app.push_screen(modal)
