@@ -30,7 +30,7 @@ from .events import (
 )
 from .graph import OnFailure, TaskGraph, Trigger
 from .parallel import ParallelPool
-from .recorded_calls import CallSession, Exchange
+from .recorded_calls import CallMode, CallSession, Exchange
 from .resume import ResumeError, restore
 from .scheduler import DeterministicScheduler, Plan, PlanStep, Scheduler, plan_with
 from .state import RunState, Snapshot
@@ -59,6 +59,7 @@ class RetiredStep(NamedTuple):
         logs: ``(attempt, log)`` of each of its attempts that printed or logged anything.
         canonical: the canonical JSON text of each of :attr:`events` (computed once, for the
             run's trace digest and for every listener).
+        calls: ``(attempt, exchanges)`` of each of its attempts that recorded calls.
     """
 
     step: PlanStep
@@ -67,6 +68,7 @@ class RetiredStep(NamedTuple):
     output_digest: str | None
     logs: tuple[tuple[int, AttemptLog], ...]
     canonical: tuple[str, ...]
+    calls: tuple[tuple[int, tuple[Exchange, ...]], ...] = ()
 
     @property
     def status(self) -> Status:
@@ -320,6 +322,15 @@ class Run:
         calls = self.context.calls
         return {} if calls is None else calls.recordings()
 
+    def load_recordings(self, recordings: Mapping[tuple[str, int], Sequence[Exchange]]) -> None:
+        """Take the recorded calls of attempts that ran before (a restored or resumed run): the
+        run records its further attempts too."""
+        if not recordings:
+            return
+        if self.context.calls is None:
+            self.context.calls = CallSession(CallMode.LIVE)
+        self.context.calls.load(recordings)
+
     def add_log_listener(self, listener: LogListener) -> None:
         """Call ``listener(task, attempt, text)`` with every piece of output as it is captured
         (from the thread that wrote it; it must not block)."""
@@ -553,6 +564,7 @@ class Run:
             None if commit is None else commit.digest,
             self._step_logs(events),
             canonical,
+            self._step_calls(events),
         )
         for listener in self._retire_listeners:
             listener(retired)
@@ -568,6 +580,21 @@ class Run:
                 buffer = logs.get((event.task, event.attempt))
                 if buffer is not None and (len(buffer) or buffer.truncated):
                     found.append((event.attempt, buffer.snapshot()))
+        return tuple(found)
+
+    def _step_calls(
+        self, events: tuple[TraceEvent, ...]
+    ) -> tuple[tuple[int, tuple[Exchange, ...]], ...]:
+        """The recorded calls of the attempts that ended among ``events``."""
+        calls = self.context.calls
+        if calls is None or not calls.record:
+            return ()
+        found = []
+        for event in events:
+            if event.attempt and event.status is not Status.RUNNING:
+                exchanges = calls.exchanges(event.task, event.attempt)
+                if exchanges:
+                    found.append((event.attempt, exchanges))
         return tuple(found)
 
     def _wind_down(self, run_cleanup: bool) -> None:

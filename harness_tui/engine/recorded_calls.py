@@ -488,6 +488,23 @@ class CallSession:
             if _active is self:
                 _active = None
 
+    def exchanges(self, task: str, attempt: int) -> tuple[Exchange, ...]:
+        """An attempt's exchanges so far, in sequence order."""
+        with _lock:
+            io = self.attempts.get((task, attempt))
+            kept = list(io.exchanges) if io is not None else []
+        return tuple(sorted(kept, key=lambda e: e.seq))
+
+    def load(self, recordings: Mapping[tuple[str, int], Sequence[Exchange]]) -> None:
+        """Keep exchanges of attempts that ran before (a restored or resumed run)."""
+        for (task, attempt), exchanges in recordings.items():
+            io = self.unattributed if (task, attempt) == ("", 0) else AttemptIO(self, task, attempt)
+            io.exchanges.extend(exchanges)
+            io.closed = True
+            if io is not self.unattributed:
+                with _lock:
+                    self.attempts[(task, attempt)] = io
+
     def divergences(self) -> list[str]:
         """The one line of each attempt that diverged from the recording, in attempt order."""
         with _lock:

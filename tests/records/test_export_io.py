@@ -108,3 +108,22 @@ def test_logs_go_first_and_recordings_too_big_refuse_the_export(workflow: Workfl
     assert smaller.logs == {} and smaller.recordings == record.recordings
     with pytest.raises(RecordError, match="recorded calls alone take the export over"):
         record.within(size - 25_000)
+
+
+def test_the_store_keeps_recordings_and_exports_them(workflow: Workflow, tmp_path: Path) -> None:
+    from harness_tui.records.live import LiveRun
+    from harness_tui.records.store import RunStore
+
+    store = RunStore(tmp_path / "runs.db", create=True)
+    live = LiveRun.start(workflow, workflow.payload, store=store, calls=CallSession())
+    run_id = live.ensure_recorded()
+    assert run_id is not None
+    live.drive()
+    store.close()
+    again = RunStore(tmp_path / "runs.db")
+    stored = again.load(run_id)
+    assert stored.recordings == live.run.recordings()
+    exported = again.export(run_id)
+    assert exported.document["format_version"] == "1.2"
+    assert exported.recordings == live.run.recordings()
+    again.close()
