@@ -127,3 +127,22 @@ def test_the_store_keeps_recordings_and_exports_them(workflow: Workflow, tmp_pat
     assert exported.document["format_version"] == "1.2"
     assert exported.recordings == live.run.recordings()
     again.close()
+
+
+def test_verify_offline_with_a_damaged_recording_is_one_line(
+    workflow: Workflow, tmp_path: Path
+) -> None:
+    from click.testing import CliRunner
+
+    from harness_tui.cli import cli
+    from harness_tui.records.export import _checksum
+
+    record = _record(workflow, CallSession(CallMode.LIVE))
+    attempt = next(a for a in record.document["attempts"] if a.get("io"))
+    attempt["io"][0]["seq"] = "first"
+    record.document["checksum"] = _checksum(record.document)
+    path = record.write(tmp_path / "run.json")
+    result = CliRunner().invoke(cli, ["verify", workflow.path, "--against", str(path), "--offline"])
+    assert result.exit_code == 2
+    (line,) = result.output.strip().splitlines()
+    assert line.startswith("error: ") and "io[0].seq: expected a number from 0" in line
