@@ -61,10 +61,11 @@ def recording_session(record: bool, isolation: str | None, executor: str) -> Cal
 
 
 def replaying_session(
-    record: RunRecord, calls_mode: str | None, offline: bool
+    record: RunRecord, calls_mode: str | None, offline: bool, keep: bool = False
 ) -> CallSession | None:
     """The session of a re-execution against ``record``: answers from its recordings in
-    ``offline`` and ``fill`` mode; None for ``live``."""
+    ``offline`` and ``fill`` mode; None for ``live``. ``keep``: the new run records what it
+    was answered (a re-run's export)."""
     from ..engine.recorded_calls import CallMode, CallSession
 
     if offline and calls_mode not in (None, "offline"):
@@ -74,4 +75,4 @@ def replaying_session(
     if mode == "live":
         return None
     _intercept()
-    return CallSession(CallMode(mode), recordings, record=False, redact=record.redacted)
+    return CallSession(CallMode(mode), recordings, record=keep, redact=record.redacted)

@@ -141,10 +141,11 @@ class LiveRun:
         store: RunStore | None = None,
         clock: Clock | None = None,
         executor: Executor | None = None,
+        calls: CallSession | None = None,
     ) -> LiveRun:
         """A new run re-running ``fork.task`` and its descendants with ``executor``, the
         other tasks replayed from the record (see :mod:`.fork`); its export records what it
-        was forked from."""
+        was forked from. ``calls`` answers (and records) the re-run tasks' requests."""
         if _asks_for_process(fork.workflow):  # the re-run tasks; the kept ones run nowhere
             executor = _isolating(executor, None)
         kept = fork.executor(executor)
@@ -155,6 +156,7 @@ class LiveRun:
             executor=kept,
             clock=ForkClock(kept, clock),
             isolation=IN_PROCESS,
+            calls=calls,
         )
         live.forked_from = fork.forked_from
         return live

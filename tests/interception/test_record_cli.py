@@ -134,6 +134,13 @@ def test_record_then_verify_offline_with_the_server_stopped(
     assert from_redacted.returncode == 0, from_redacted.stdout + from_redacted.stderr
     assert "identical to red.json" in from_redacted.stdout
 
+    rerun = _cli("rerun", "run.json", "--from", "ask_httpx", "--offline", "--no-store",
+                 "--export", "fork.json", "-q", cwd=tmp_path)  # fmt: skip
+    assert rerun.returncode == 0, rerun.stderr
+    fork = json.loads((tmp_path / "fork.json").read_text(encoding="utf-8"))
+    assert fork["results"] == document["results"]
+    assert fork["digests"]["results"] == document["digests"]["results"]
+
     changed = TASKS.replace('"Say hello"', '"Say goodbye"').replace('"Say nothing"', '"Hush"')
     (tmp_path / f"{module}.py").write_text(changed, encoding="utf-8")
     diverged = _cli("verify", str(flow), "--against", "run.json", "--offline", cwd=tmp_path)
