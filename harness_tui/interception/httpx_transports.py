@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Iterator
 from types import ModuleType
 from typing import Any, NamedTuple
 
-from ..engine.recorded_calls import Exchange, Pending, target
+from ..engine.recorded_calls import AttemptIO, Exchange, Pending, target
 from ..engine.replayed_errors import rebuild
 
 __all__ = ["patch"]
@@ -112,9 +112,7 @@ def _streams(httpx: ModuleType) -> _Streams:
     return _Streams(Kept, AsyncKept, Replay, AsyncReplay)
 
 
-def _begin(request: Any, body: bytes) -> Pending:
-    recorder = target()
-    assert recorder is not None
+def _begin(recorder: AttemptIO, request: Any, body: bytes) -> Pending:
     headers = request.headers.multi_items()
     return recorder.begin("http", request.method, str(request.url), headers, body)
 
@@ -126,14 +124,10 @@ def _replayed(httpx: ModuleType, answer: Exchange, request: Any, stream: type) -
     return httpx.Response(answer.status, headers=headers, stream=stream(answer, request))
 
 
-def _kept(httpx: ModuleType, pending: Pending, response: Any, stream: type) -> Any:
-    kept = _Kept(pending, response)
-    return httpx.Response(
-        response.status_code,
-        headers=response.headers,
-        stream=stream(response.stream, kept),
-        extensions=response.extensions,
-    )
+def _kept(pending: Pending, response: Any, stream: type) -> Any:
+    """The transport's own response, its stream kept as the client reads it."""
+    response.stream = stream(response.stream, _Kept(pending, response))
+    return response
 
 
 def patch(httpx: ModuleType) -> list[tuple[Any, str, Any]]:
@@ -144,9 +138,10 @@ def patch(httpx: ModuleType) -> list[tuple[Any, str, Any]]:
     async_transport = httpx.AsyncHTTPTransport.handle_async_request
 
     def handle_request(self: Any, request: Any) -> Any:
-        if target() is None:
+        recorder = target()
+        if recorder is None:
             return sync_transport(self, request)
-        pending = _begin(request, request.read())
+        pending = _begin(recorder, request, request.read())
         if pending.answer is not None:
             return _replayed(httpx, pending.answer, request, streams.replay)
         try:
@@ -154,12 +149,13 @@ def patch(httpx: ModuleType) -> list[tuple[Any, str, Any]]:
         except BaseException as exc:
             pending.failed(exc)
             raise
-        return _kept(httpx, pending, response, streams.kept)
+        return _kept(pending, response, streams.kept)
 
     async def handle_async_request(self: Any, request: Any) -> Any:
-        if target() is None:
+        recorder = target()
+        if recorder is None:
             return await async_transport(self, request)
-        pending = _begin(request, await request.aread())
+        pending = _begin(recorder, request, await request.aread())
         if pending.answer is not None:
             return _replayed(httpx, pending.answer, request, streams.async_replay)
         try:
@@ -167,7 +163,7 @@ def patch(httpx: ModuleType) -> list[tuple[Any, str, Any]]:
         except BaseException as exc:
             pending.failed(exc)
             raise
-        return _kept(httpx, pending, response, streams.async_kept)
+        return _kept(pending, response, streams.async_kept)
 
     handle_request.__wrapped__ = sync_transport  # type: ignore[attr-defined]
     handle_async_request.__wrapped__ = async_transport  # type: ignore[attr-defined]
