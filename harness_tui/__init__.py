@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     )
     from .engine.diff import PlanDiff, plan_diff
     from .engine.inputs import TaskInputs
+    from .engine.recorded_calls import CallMode, CallSession, recorded
     from .engine.state import Snapshot
     from .executors import Attempt, Executor, ExecutorError, Outcome, OutcomeKind
     from .executors.threads import SerialExecutor, ThreadExecutor
@@ -100,6 +101,9 @@ _LAZY = {
     "PlanDiff": ".engine.diff",
     "plan_diff": ".engine.diff",
     "TaskInputs": ".engine.inputs",
+    "CallMode": ".engine.recorded_calls",
+    "CallSession": ".engine.recorded_calls",
+    "recorded": ".engine.recorded_calls",
     "Snapshot": ".engine.state",
     "TraceDiff": ".records.divergence",
     "trace_diff": ".records.divergence",
@@ -118,6 +122,8 @@ _LAZY = {
 
 __all__ = [
     "Attempt",
+    "CallMode",
+    "CallSession",
     "CanonicalError",
     "Clock",
     "CycleError",
@@ -170,6 +176,7 @@ __all__ = [
     "load_workflow",
     "parse_workflow",
     "plan_diff",
+    "recorded",
     "replay",
     "trace_diff",
 ]

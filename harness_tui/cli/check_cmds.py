@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from .app import cli
+from .calls_opt import calls_options, replaying_session
 from .common import (
     EXIT_FAILED,
     EXIT_INVALID,
@@ -31,6 +32,7 @@ from .executor_opt import chosen_executor, executor_option
 if TYPE_CHECKING:
     from ..engine.attempt import Executor
     from ..engine.events import TraceEvent
+    from ..engine.recorded_calls import CallSession
     from ..records.export import RunRecord
     from ..workflow.loader import Workflow
 
@@ -42,6 +44,7 @@ if TYPE_CHECKING:
 @click.option("--against", type=click.Path(dir_okay=False), help="A run export to compare with.")
 @workers_option
 @executor_option
+@calls_options
 def verify(
     file: str,
     payload: str | None,
@@ -49,14 +52,18 @@ def verify(
     against: str | None,
     workers: int,
     executor_spec: str,
+    calls_mode: str | None,
+    offline: bool,
 ) -> None:
     """Check determinism: fresh runs under different hash seeds, or one run against an export."""
     from ..records.divergence import trace_diff
 
     workflow = load_or_die(file)
+    if (offline or calls_mode) and not against:
+        die("--offline and --calls answer from a recording: give it with --against RUN.json")
     executor, workers = chosen_executor(executor_spec, workers)
     if against:
-        _verify_against(workflow, against, payload, workers, executor)
+        _verify_against(workflow, against, payload, workers, executor, calls_mode, offline)
     value = parse_payload(payload, workflow.payload)
     # The fresh runs share this command's cluster (one LocalCluster started, not one per run).
     where = executor_spec if executor is None else executor.option()
@@ -82,12 +89,16 @@ def _verify_against(
     payload: str | None,
     workers: int,
     executor: Executor | None = None,
+    calls_mode: str | None = None,
+    offline: bool = False,
 ) -> None:
-    """One fresh run of ``workflow`` compared with the export ``against``; exits."""
+    """One fresh run of ``workflow`` compared with the export ``against`` (its calls answered
+    as ``calls_mode`` says); exits."""
     from ..records.divergence import compare_records, count_tasks, trace_diff
     from ..records.export import RunRecord
 
     record = RunRecord.read(against)
+    calls = replaying_session(record, calls_mode, offline)
     recorded = record.document["workflow"]["name"]
     if recorded != workflow.name and not set(record.plan.names) & set(workflow.graph.nodes):
         die(
@@ -95,9 +106,9 @@ def _verify_against(
             "task, so there is nothing to compare"
         )
     if record.redacted:
-        _verify_redacted(workflow, record, against, payload, workers, executor)
+        _verify_redacted(workflow, record, against, payload, workers, executor, calls)
     value = parse_payload(payload, record.payload)
-    live = _live_record(workflow, value, workers, executor)
+    live = _live_record(workflow, value, workers, executor, calls)
     diff = trace_diff(record.events, live.events, record.outputs, live.outputs)
     if diff.identical and live.digests == record.digests:
         echo(f"identical to {against}: run digest {record.digests['run']}")
@@ -131,6 +142,7 @@ def _verify_redacted(
     payload: str | None,
     workers: int,
     executor: Executor | None = None,
+    calls: CallSession | None = None,
 ) -> None:
     """A fresh run compared with a redacted export: what can be compared without the
     redacted values (each task's attempts and statuses; output digests that agree); exits."""
@@ -141,7 +153,7 @@ def _verify_redacted(
             f"{against} is redacted ({', '.join(shown(k) for k in record.redacted)}): give the "
             "payload to run with, --payload JSON or --payload @FILE"
         )
-    live = _live_record(workflow, parse_payload(payload, None), workers, executor)
+    live = _live_record(workflow, parse_payload(payload, None), workers, executor, calls)
     if live.digests == record.digests:  # the real values: everything was compared
         echo(f"identical to {against}: run digest {record.digests['run']}")
         sys.exit(EXIT_OK)
@@ -218,17 +230,27 @@ def _fresh_records(
 
 
 def _live_record(
-    workflow: Workflow, payload: Any, workers: int = 1, executor: Executor | None = None
+    workflow: Workflow,
+    payload: Any,
+    workers: int = 1,
+    executor: Executor | None = None,
+    calls: CallSession | None = None,
 ) -> RunRecord:
     from ..engine.capture import descriptors
     from ..engine.orchestrator import TaskOrchestrator
+    from ..engine.untrusted import visible
     from ..records.export import RunRecord
 
     orchestrator = TaskOrchestrator(
         workflow.graph, executor=executor, on_failure=workflow.on_failure, workers=workers
     )
     with descriptors():  # what tasks write to descriptors 1 and 2 is their log, not our stdout
-        run = orchestrator.start(payload).run_to_end()
+        run = orchestrator.start(payload, calls=calls).run_to_end()
+    diverged = calls.divergences() if calls is not None else []
+    for line in diverged:  # the first cause: what the trace shows follows from it
+        echo(f"diverges from the recorded calls: {visible(line)}")
+    if diverged:
+        sys.exit(EXIT_FAILED)
     return RunRecord.from_run(run, workflow)
 
 

@@ -16,6 +16,7 @@ import click
 from ..engine.capture import descriptors
 from ..engine.untrusted import shown, visible
 from .app import cli
+from .calls_opt import recording_session
 from .common import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -226,6 +227,11 @@ def _finish(live: LiveRun, quiet: bool, export_to: str | None, fmt: str, redact:
 @isolation_option
 @workers_option
 @executor_option
+@click.option(
+    "--record",
+    is_flag=True,
+    help="Record what HTTP services and io.call answered each attempt (docs/recording.md).",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
 def run(
     file: str,
@@ -240,6 +246,7 @@ def run(
     isolation: str | None,
     workers: int,
     executor_spec: str,
+    record: bool,
     quiet: bool,
 ) -> None:
     """Run a workflow headless; exit 0 if it succeeded, 1 if it failed, 2 on invalid input."""
@@ -248,11 +255,11 @@ def run(
     workflow = load_or_die(file)
     value = parse_payload(payload, workflow.payload)
     export_to = _export_target(export_to)
+    calls = recording_session(record, isolation, executor_spec)
     store = None if no_store else _open_store(store_path, create=True)
     executor, workers = chosen_executor(executor_spec, workers)
-    live = LiveRun.start(
-        workflow, value, store=store, executor=executor, isolation=isolation, workers=workers
-    )
+    live = LiveRun.start(workflow, value, store=store, executor=executor, isolation=isolation,
+                         workers=workers, calls=calls)  # fmt: skip
     run_id = live.ensure_recorded()
     if run_id and not quiet:
         echo(f"run id: {run_id}", err=True)

@@ -8,6 +8,7 @@ import click
 
 from ..engine.untrusted import shown
 from .app import cli
+from .calls_opt import calls_options, replaying_session
 from .common import die, echo, load_or_die
 from .completion import RUN
 from .records_cmds import _drive, _export_target, _finish, _open_store, store_option
@@ -26,6 +27,7 @@ from .records_cmds import _drive, _export_target, _finish, _open_store, store_op
 @store_option
 @click.option("--no-store", is_flag=True, help="Do not record the new run in the store.")
 @click.option("--payload", hidden=True, help="Refused: a re-run uses the record's payload.")
+@calls_options
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
 def rerun(
     run: str,
@@ -35,6 +37,8 @@ def rerun(
     store_path: str | None,
     no_store: bool,
     payload: str | None,
+    calls_mode: str | None,
+    offline: bool,
     quiet: bool,
 ) -> None:
     """Re-run a run (an export, or a stored run's id) from TASK: TASK and its descendants run
@@ -51,7 +55,8 @@ def rerun(
     workflow = load_or_die(workflow_file) if workflow_file else None
     fork = plan_fork(record, task, workflow, run if from_file else None)
     store = None if no_store else _open_store(store_path, create=True)
-    live = LiveRun.fork(fork, store=store)
+    calls = replaying_session(record, calls_mode, offline, keep=True)
+    live = LiveRun.fork(fork, store=store, calls=calls)
     run_id = live.ensure_recorded()
     if not quiet:
         order = {name: i for i, name in enumerate(fork.workflow.graph.nodes)}

@@ -14,6 +14,8 @@ from typing import Any
 
 from .capture import current, install
 from .failures import error_of, traceback_of
+from .recorded_calls import AttemptIO
+from .recorded_calls import current as current_io
 
 __all__ = ["is_async", "run_coroutine"]
 
@@ -70,10 +72,14 @@ async def _attempt(
     fn: Callable[[Mapping[str, Any]], Coroutine[Any, Any, Any]],
     inputs: Mapping[str, Any],
     log: Any,
+    io: AttemptIO | None = None,
 ) -> Any:
     if log is not None:  # this task's context is its own: the attempt's output goes to log
         install()
         current.set(log)
+    if io is not None:  # and its requests to the attempt's recorder
+        install()
+        current_io.set(io)
     return await fn(inputs)
 
 
@@ -82,6 +88,7 @@ def run_coroutine(
     inputs: Mapping[str, Any],
     log: Any,
     done: threading.Event,
+    io: AttemptIO | None = None,
 ) -> tuple[concurrent.futures.Future[Any], Callable[[], tuple[str, Any, Any, Any]]]:
     """Start one attempt of ``fn`` on the harness loop; ``done`` is set when it ends.
 
@@ -89,7 +96,7 @@ def run_coroutine(
         The future (``cancel()`` it on a timeout or a stop) and a function that gives the
         outcome's fields ``(kind, value, error, traceback)`` once ``done`` is set.
     """
-    future = asyncio.run_coroutine_threadsafe(_attempt(fn, inputs, log), _harness_loop())
+    future = asyncio.run_coroutine_threadsafe(_attempt(fn, inputs, log, io), _harness_loop())
     future.add_done_callback(lambda _: done.set())
 
     def outcome() -> tuple[str, Any, Any, Any]:

@@ -23,6 +23,7 @@ from .errors import HarnessError
 from .graph import TaskGraph
 from .here import cancel, close_here, interrupt_here, run_here
 from .outcome import CANCELLED, ERROR, INTERRUPTED, OK, TIMEOUT, Outcome, OutcomeKind
+from .recorded_calls import AttemptIO, io
 from .untrusted import quoted
 
 __all__ = [
@@ -72,6 +73,9 @@ class Attempt(NamedTuple):
         detach: run it in a helper thread even without a timeout, so that a stop reaches it
             (the engine asks for it in parallel runs).
         away: a copy unpickled in another process: its outcome carries its log.
+        io: the attempt's recorder of HTTP and recorded calls (docs/recording.md), or None
+            when the run records nothing. Not sent to another process: a copy unpickled
+            there records nothing yet.
     """
 
     task: str
@@ -84,6 +88,7 @@ class Attempt(NamedTuple):
     clock: Clock = _SYSTEM_CLOCK
     detach: bool = False
     away: bool = False
+    io: AttemptIO | None = None
 
     def __call__(self, *, detach: bool | None = None, timeouts: str = "auto") -> Outcome:
         """Run the attempt here, with capture and timeout.
@@ -136,10 +141,15 @@ def _arrive(
 
 class PlainInputs(dict[str, Any]):
     """A task's inputs rebuilt from JSON in another process, with the ``clock`` and
-    ``cancelled`` attributes that built-ins look for."""
+    ``cancelled`` attributes that built-ins look for, and ``io`` (recorded calls: plain calls
+    there, another process records nothing yet)."""
 
     clock = _SYSTEM_CLOCK
     cancelled = threading.Event()
+
+    def __init__(self, request: Mapping[str, Any]) -> None:
+        super().__init__(request)
+        self["io"] = io
 
 
 def request_of(inputs: Mapping[str, Any]) -> str:

@@ -7,8 +7,9 @@ attempt's :class:`LogBuffer`: the executor sets it around the call of user code,
 costs one context lookup per write and nothing at all when no task runs.
 
 Threads: a new thread does not inherit the context of its parent in Python 3.11, so
-``threading.Thread.start`` is patched to hand the starting attempt's buffer to the thread (only
-when an attempt is running; otherwise it is the original ``start``). Threads that were started
+``threading.Thread.start`` is patched to hand the starting attempt's buffer, and its recorder of
+calls (:mod:`.recorded_calls`), to the thread (only when an attempt is running; otherwise it is
+the original ``start``). Threads that were started
 outside an attempt (a pool created before the run) are not attributed: their writes go to the
 real stream. A thread that outlives its attempt (or an attempt that timed out) writes into the
 run's ``unattributed`` buffer.
@@ -37,6 +38,8 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from typing import IO, Any, NamedTuple
+
+from .recorded_calls import current as current_io
 
 __all__ = [
     "DEFAULT_LOG_LIMIT",
@@ -258,13 +261,16 @@ _original_start = threading.Thread.start
 
 
 def _start(self: threading.Thread) -> None:
-    """``Thread.start`` that hands the starting attempt's buffer to the new thread."""
+    """``Thread.start`` that hands the starting attempt's buffer and recorder to the new
+    thread."""
     buffer = _current.get()
-    if buffer is not None:
+    io = current_io.get()
+    if buffer is not None or io is not None:
         run = self.run  # the bound method: a subclass's own ``run`` is kept
 
         def attributed() -> None:
             _current.set(buffer)  # the new thread's own, empty context
+            current_io.set(io)
             run()
 
         self.run = attributed  # type: ignore[method-assign]

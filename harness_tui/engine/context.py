@@ -6,12 +6,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, MutableMapping
 
+from . import offline_guard
 from .attempt import Attempt, Executor
 from .canonical import check_json, digest_text, loads
 from .capture import DEFAULT_LOG_LIMIT, LogBuffer, LogListener
 from .clock import Clock
 from .events import Status, TraceEvent
 from .graph import TaskGraph, TaskNode
+from .recorded_calls import AttemptIO, CallSession
 from .scheduler import Plan, PlanStep
 from .state import RunState
 
@@ -44,12 +46,16 @@ class RunContext:
             in it, so no digest can depend on what a task printed (I3).
         unattributed: output of threads that outlived the attempt that started them.
         log_listeners: called with every piece of captured text as it is written.
+        calls: what the outside world answered each attempt (HTTP and recorded calls), and
+            how to answer it again; None when the run neither records nor replays calls.
+            Beside the state like the logs: no digest depends on it (I3).
     """
 
     __slots__ = (
-        "_now", "_params_texts", "_wall", "attempt", "cancelled", "clock", "detach", "exceptions",
-        "executor", "graph", "listener_errors", "listeners", "log_limit", "log_listeners", "logs",
-        "payload_digest", "payload_text", "plan", "returned", "state", "unattributed", "worker",
+        "_now", "_params_texts", "_wall", "attempt", "calls", "cancelled", "clock", "detach",
+        "exceptions", "executor", "graph", "listener_errors", "listeners", "log_limit",
+        "log_listeners", "logs", "payload_digest", "payload_text", "plan", "returned", "state",
+        "unattributed", "worker",
     )  # fmt: skip
 
     def __init__(
@@ -61,6 +67,7 @@ class RunContext:
         listeners: list[Listener],
         params_texts: MutableMapping[str, str],
         log_limit: int | None = DEFAULT_LOG_LIMIT,
+        calls: CallSession | None = None,
     ) -> None:
         self.graph = graph
         self.plan = plan
@@ -85,6 +92,7 @@ class RunContext:
         self.log_limit = log_limit
         self.log_listeners: list[LogListener] = []
         self.logs: dict[tuple[str, int], LogBuffer] = {}
+        self.calls = calls
         self.worker = 0  # the run's own thread (a parallel run's jobs say theirs)
         self.attempt: Attempt | None = None  # the attempt in flight, for a stop to reach
         self.detach = False  # attempts run where a stop can leave them (a parallel run's)
@@ -106,6 +114,16 @@ class RunContext:
         buffer.close()
         if not len(buffer) and not buffer.truncated:
             del self.logs[(buffer.task, buffer.attempt)]
+
+    def new_io(self, task: str, attempt: int) -> AttemptIO | None:
+        """The recorder of an attempt's calls (None when the run records nothing)."""
+        calls = self.calls
+        if calls is None:
+            return None
+        io = calls.open(task, attempt)
+        if io.guarded:
+            offline_guard.install()
+        return io
 
     def params_text(self, node: TaskNode) -> str:
         """The canonical JSON of a task's static parameters."""

@@ -34,6 +34,8 @@ from .capture import LogBuffer, current, install
 from .clock import Clock
 from .failures import error_of, traceback_of
 from .outcome import CANCELLED, ERROR, INTERRUPTED, OK, TIMEOUT, Outcome, OutcomeKind
+from .recorded_calls import AttemptIO
+from .recorded_calls import current as current_io
 
 __all__ = ["Call", "cancel", "close_here", "interrupt_here", "run_here"]
 
@@ -51,6 +53,8 @@ class Call(Protocol):
     def log(self) -> LogBuffer | None: ...
     @property
     def clock(self) -> Clock: ...
+    @property
+    def io(self) -> AttemptIO | None: ...
 
 
 _TIMED_OUT = Outcome(TIMEOUT)
@@ -58,9 +62,20 @@ _CANCELLED = Outcome(CANCELLED)
 
 
 def _captured(
-    fn: Callable[[Mapping[str, Any]], Any], inputs: Mapping[str, Any], log: LogBuffer | None
+    fn: Callable[[Mapping[str, Any]], Any],
+    inputs: Mapping[str, Any],
+    log: LogBuffer | None,
+    io: AttemptIO | None = None,
 ) -> Outcome:
-    """:func:`_call` with the attempt's output going to ``log`` while it runs."""
+    """:func:`_call` with the attempt's output going to ``log`` and its requests to ``io``
+    while it runs."""
+    if io is not None:
+        install()
+        io_token = current_io.set(io)
+        try:
+            return _captured(fn, inputs, log)
+        finally:
+            current_io.reset(io_token)
     if log is None:
         return _call(fn, inputs)
     install()
@@ -113,7 +128,7 @@ class _Worker:
                 return
             call = job.call
             try:
-                outcome = _captured(call.fn, call.inputs, call.log)
+                outcome = _captured(call.fn, call.inputs, call.log, call.io)
             except BaseException as exc:  # never leave the run waiting on a dead worker
                 outcome = Outcome(ERROR, error=error_of(exc))
             if not job.cancelled:
@@ -164,7 +179,7 @@ def run_here(attempt: Call, detach: bool, timeouts: str) -> Outcome:
         here = _here
         here.inline = True
         try:
-            return _captured(attempt.fn, attempt.inputs, attempt.log)
+            return _captured(attempt.fn, attempt.inputs, attempt.log, attempt.io)
         finally:
             here.inline = False
     if timeouts not in _MODES:
@@ -189,7 +204,7 @@ def _run_with_alarm(attempt: Call) -> Outcome:
         if timer.fires > deadline:
             arm_for(deadline, timeout)
         try:
-            outcome = _captured(attempt.fn, attempt.inputs, attempt.log)
+            outcome = _captured(attempt.fn, attempt.inputs, attempt.log, attempt.io)
         finally:
             timer.deadline = None  # the timer is left to lapse or serve the next attempt
     except CallTimeout:
@@ -253,7 +268,7 @@ def _run_coroutine(attempt: Call) -> Outcome:
     started = clock.now()
     job = _Job(attempt)
     _enter(job)
-    future, outcome = run_coroutine(attempt.fn, attempt.inputs, attempt.log, job.done)
+    future, outcome = run_coroutine(attempt.fn, attempt.inputs, attempt.log, job.done, attempt.io)
     finished = clock.wait(job.done, attempt.timeout)
     cancelled = _leave(job)
     if cancelled or not finished:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from .canonical import loads
 from .clock import Clock
 from .graph import TaskGraph, TaskNode
+from .recorded_calls import io
 from .scheduler import PlanStep
 from .state import RunState
 
@@ -71,8 +72,8 @@ class TaskInputs(Mapping[str, Any]):
     """The one mapping a task function receives (see the task contract in docs/workflows.md).
 
     Keys: ``payload`` (a fresh copy), ``context`` (``{"results": ResultsView}``), ``params``
-    (a fresh copy of the task's static parameters) and ``task`` (name, task_id, attempt,
-    depends_on).
+    (a fresh copy of the task's static parameters), ``task`` (name, task_id, attempt,
+    depends_on) and ``io`` (recorded calls: ``inputs["io"].call(name, fn, *args)``).
     Values are built on first access, so a task that reads nothing costs nothing. The
     attributes :attr:`clock` and :attr:`cancelled` let built-ins sleep through the injected clock
     and notice cancellation.
@@ -80,7 +81,7 @@ class TaskInputs(Mapping[str, Any]):
 
     __slots__ = ("_attempt", "_context", "_node", "_step", "_values")
 
-    _KEYS = ("payload", "context", "params", "task")
+    _KEYS = ("payload", "context", "params", "task", "io")
 
     def __init__(self, context: RunContext, node: TaskNode, step: PlanStep, attempt: int) -> None:
         self._context = context
@@ -123,6 +124,8 @@ class TaskInputs(Mapping[str, Any]):
             value = loads(context.params_text(self._node))
         elif key == "task":
             value = self.task
+        elif key == "io":
+            return io
         else:
             raise KeyError(key)
         values[key] = value
@@ -132,4 +135,4 @@ class TaskInputs(Mapping[str, Any]):
         return iter(self._KEYS)
 
     def __len__(self) -> int:
-        return 4
+        return 5

@@ -30,6 +30,7 @@ from .events import (
 )
 from .graph import OnFailure, TaskGraph, Trigger
 from .parallel import ParallelPool
+from .recorded_calls import CallMode, CallSession, Exchange
 from .resume import ResumeError, restore
 from .scheduler import DeterministicScheduler, Plan, PlanStep, Scheduler, plan_with
 from .state import RunState, Snapshot
@@ -58,6 +59,7 @@ class RetiredStep(NamedTuple):
         logs: ``(attempt, log)`` of each of its attempts that printed or logged anything.
         canonical: the canonical JSON text of each of :attr:`events` (computed once, for the
             run's trace digest and for every listener).
+        calls: ``(attempt, exchanges)`` of each of its attempts that recorded calls.
     """
 
     step: PlanStep
@@ -66,6 +68,7 @@ class RetiredStep(NamedTuple):
     output_digest: str | None
     logs: tuple[tuple[int, AttemptLog], ...]
     canonical: tuple[str, ...]
+    calls: tuple[tuple[int, tuple[Exchange, ...]], ...] = ()
 
     @property
     def status(self) -> Status:
@@ -146,12 +149,20 @@ class TaskOrchestrator:
             refuse_unpicklable(self.graph, self.executor.name or type(self.executor).__name__)
         self._admitted = len(self.graph)
 
-    def start(self, payload: Any, *, plan: Plan | None = None) -> Run:
-        """Plan ``payload`` and return a :class:`Run` positioned before its first task."""
+    def start(
+        self, payload: Any, *, plan: Plan | None = None, calls: CallSession | None = None
+    ) -> Run:
+        """Plan ``payload`` and return a :class:`Run` positioned before its first task.
+
+        Args:
+            plan: the plan to follow (default: planned from ``payload``).
+            calls: record what the outside world answers each attempt, and answer from an
+                earlier recording (see :mod:`.recorded_calls`); None: neither.
+        """
         self._admit()
-        return Run(
-            self, plan if plan is not None else plan_with(self.scheduler, self.graph, payload)
-        )
+        if plan is None:
+            plan = plan_with(self.scheduler, self.graph, payload)
+        return Run(self, plan, calls)
 
     def run(self, payload: Any) -> dict[str, Any]:
         """Run every task; return ``{"payload", "results", "trace"}`` (the article's call).
@@ -187,7 +198,9 @@ class Run:
     the position in the plan and the run's status.
     """
 
-    def __init__(self, orchestrator: TaskOrchestrator, plan: Plan) -> None:
+    def __init__(
+        self, orchestrator: TaskOrchestrator, plan: Plan, calls: CallSession | None = None
+    ) -> None:
         self.orchestrator = orchestrator
         self.graph = orchestrator.graph
         self.plan = plan
@@ -199,6 +212,7 @@ class Run:
             list(orchestrator.listeners),
             orchestrator.params_texts,
             orchestrator.log_limit,
+            calls,
         )
         self._runner = StepRunner(self.context)
         self.status = RunStatus.PENDING
@@ -301,6 +315,22 @@ class Run:
     def unattributed_log(self) -> AttemptLog:
         """Output of threads that went on writing after the attempt that started them ended."""
         return self.context.unattributed.snapshot()
+
+    def recordings(self) -> dict[tuple[str, int], list[Exchange]]:
+        """What the outside world answered each attempt, by ``(task, attempt)`` (threads outside
+        any attempt under ``("", 0)``); empty when the run records nothing. Never part of a
+        digest."""
+        calls = self.context.calls
+        return {} if calls is None else calls.recordings()
+
+    def load_recordings(self, recordings: Mapping[tuple[str, int], Sequence[Exchange]]) -> None:
+        """Take the recorded calls of attempts that ran before (a restored or resumed run): the
+        run records its further attempts too."""
+        if not recordings:
+            return
+        if self.context.calls is None:
+            self.context.calls = CallSession(CallMode.LIVE)
+        self.context.calls.load(recordings)
 
     def add_log_listener(self, listener: LogListener) -> None:
         """Call ``listener(task, attempt, text)`` with every piece of output as it is captured
@@ -435,11 +465,14 @@ class Run:
 
     def close(self) -> None:
         """Let go of the worker threads of a run left unfinished (tasks started ahead are
-        cancelled and never recorded). A finished run has let go already."""
+        cancelled and never recorded), and stop keeping requests of threads outside its
+        attempts. A finished run has let go already."""
         if self._pool is not None:
             self._pool.close()
             self._pool = None
         alarm.lapse()  # no stray alarm after the run
+        if self.context.calls is not None:
+            self.context.calls.finish()
 
     def run_to_end(self) -> Run:
         """Execute every remaining task."""
@@ -532,6 +565,7 @@ class Run:
             None if commit is None else commit.digest,
             self._step_logs(events),
             canonical,
+            self._step_calls(events),
         )
         for listener in self._retire_listeners:
             listener(retired)
@@ -547,6 +581,21 @@ class Run:
                 buffer = logs.get((event.task, event.attempt))
                 if buffer is not None and (len(buffer) or buffer.truncated):
                     found.append((event.attempt, buffer.snapshot()))
+        return tuple(found)
+
+    def _step_calls(
+        self, events: tuple[TraceEvent, ...]
+    ) -> tuple[tuple[int, tuple[Exchange, ...]], ...]:
+        """The recorded calls of the attempts that ended among ``events``."""
+        calls = self.context.calls
+        if calls is None or not calls.record:
+            return ()
+        found = []
+        for event in events:
+            if event.attempt and event.status is not Status.RUNNING:
+                exchanges = calls.exchanges(event.task, event.attempt)
+                if exchanges:
+                    found.append((event.attempt, exchanges))
         return tuple(found)
 
     def _wind_down(self, run_cleanup: bool) -> None:

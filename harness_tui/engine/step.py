@@ -13,6 +13,7 @@ from .context import RunContext
 from .events import OUTPUT_STATUSES, Status
 from .graph import TaskNode, Trigger
 from .inputs import ResultsView, TaskInputs
+from .recorded_calls import AttemptIO
 from .scheduler import PlanStep
 
 __all__ = ["StepRunner"]
@@ -138,16 +139,19 @@ class StepRunner:
             else:
                 inputs = self._task_inputs(node, step, attempt)
                 log = context.new_log(node.name, attempt)
+                io = context.new_io(node.name, attempt)
                 call = _new_tuple(
                     Attempt,
                     (node.name, attempt, "task", fn, inputs, node.timeout_seconds, log, clock,
-                     detach, False),
+                     detach, False, io),
                 )  # fmt: skip
                 outcome = _execute(context, executor, call, log)
                 if log is not None:
                     if outcome.log is not None:  # it ran where this log could not see it
                         log.load(outcome.log)
                     context.end_log(log)
+                if io is not None:
+                    outcome = _diverged(context, io, outcome)
             final = self._record(step, node, attempt, outcome, started, Status.SUCCEEDED)
             if final is not Status.FAILED and final is not Status.TIMED_OUT:
                 return final
@@ -161,6 +165,7 @@ class StepRunner:
         context = self._context
         started = context.clock.now()
         log = context.new_log(node.name, attempt)
+        io = context.new_io(node.name, attempt)
         call = Attempt(
             node.name,
             attempt,
@@ -171,12 +176,16 @@ class StepRunner:
             log,
             context.clock,
             context.detach,
+            False,
+            io,
         )
         outcome = _execute(context, context.executor, call, log)
         if log is not None:
             if outcome.log is not None:
                 log.load(outcome.log)
             context.end_log(log)
+        if io is not None:
+            outcome = _diverged(context, io, outcome)
         return self._record(step, node, attempt, outcome, started, Status.FALLBACK)
 
     def _record(
@@ -257,3 +266,13 @@ class StepRunner:
             error=outcome.error,
             traceback=outcome.traceback,
         ).status
+
+
+def _diverged(context: RunContext, io: AttemptIO, outcome: Outcome) -> Outcome:
+    """Close the attempt's recorder; an attempt that asked the recording something it does not
+    hold fails, whatever the task made of the refusal (a stop by the user stays a stop)."""
+    assert context.calls is not None
+    line = context.calls.close(io)
+    if line is None or outcome.kind is CANCELLED:
+        return outcome
+    return Outcome(ERROR, error={"type": "CallDiverged", "message": line}, worker=outcome.worker)

@@ -37,6 +37,7 @@ from ..engine.capture import UNATTRIBUTED, AttemptLog
 from ..engine.events import RUN_FAILING_STATUSES, RunStatus, Status, TraceEvent
 from ..engine.graph import TaskGraph
 from ..engine.orchestrator import Run
+from ..engine.recorded_calls import Exchange
 from ..engine.scheduler import DeterministicScheduler, Plan, SchedulerError, check_order
 from ..engine.state import RunState
 from ..workflow.errors import WorkflowError
@@ -45,7 +46,8 @@ from ..workflow.loader import Workflow, parse_workflow
 from ..workflow.payload import NotRegularFileError, open_regular, read_capped, too_many_digits
 from ..workflow.python_source import python_spec, workflow_from_spec
 from .errors import RecordError
-from .model import FORMAT, FORMAT_VERSION, RunExport
+from .io_redaction import redact_recordings
+from .model import FORMAT, FORMAT_VERSION, FORMAT_VERSION_IO, RunExport
 from .redaction import UNCHECKED, redact_document
 
 __all__ = [
@@ -253,6 +255,7 @@ def _attempts(run: Run, graph: TaskGraph, logs: bool = True) -> list[dict[str, A
     A fallback has no ``running`` event; its start is its final event's ``started_at``.
     """
     started: dict[tuple[str, int], TraceEvent] = {}
+    recordings = run.recordings()
     attempts = []
     for event in run.events:
         if event.attempt == 0:
@@ -276,6 +279,9 @@ def _attempts(run: Run, graph: TaskGraph, logs: bool = True) -> list[dict[str, A
                 "log": _log_json(run, event.task, event.attempt) if logs else None,
             }
         )
+        exchanges = recordings.get(key)
+        if exchanges:
+            attempts[-1]["io"] = [exchange.to_json() for exchange in exchanges]
     return attempts
 
 
@@ -291,6 +297,19 @@ def _additions_1_1(
         "redaction": None,
         "spec": python_spec(workflow),
         "unattributed_log": _log_dict(run.unattributed_log()),
+    }
+
+
+def _additions_1_2(run: Run) -> dict[str, Any]:
+    """Export 1.2: the exchanges of threads outside any attempt (each attempt's own are in
+    ``attempts[].io``); nothing when the run recorded no calls, which is then a 1.1 export."""
+    recordings = run.recordings()
+    if not recordings:
+        return {}
+    stray = recordings.get(UNATTRIBUTED, [])
+    return {
+        "format_version": FORMAT_VERSION_IO,
+        "unattributed_io": [exchange.to_json() for exchange in stray],
     }
 
 
@@ -372,12 +391,15 @@ class RunRecord:
             "timings": [event.timing() for event in run.events],
             "environment": dict(environment) if environment is not None else _environment(),
             **_additions_1_1(run, workflow, forked_from),
+            **_additions_1_2(run),
         }
         if run.plan.scheduler is not None:  # only then: every other export stays as it was
             document["scheduler"] = run.plan.scheduler
         if keys:
             params = [node.params for node in workflow.graph.nodes.values()]
+            known = [run.payload, workflow.payload, *params, run.results]
             document = redact_document(document, keys, [workflow.payload, *params])
+            redact_recordings(document, keys, known)
         document["checksum"] = _checksum(document)
         record = cls(document)
         if keys:
@@ -417,7 +439,10 @@ class RunRecord:
         it, the same export without the logs (``logs_omitted`` says why): logs are beside the
         trace, in no digest, and the first thing to give up for an export the reader opens."""
         text = self.to_text()
-        if len(text.encode("utf-8")) <= limit or not self.logs:
+        if len(text.encode("utf-8")) <= limit:
+            return self, text
+        if not self.logs:
+            self._refuse_recordings_over(limit)
             return self, text
         document = dict(self.document)
         document["attempts"] = [{**a, "log": None} for a in document.get("attempts") or []]
@@ -428,7 +453,21 @@ class RunRecord:
         document.pop("checksum", None)
         document["checksum"] = _checksum(document)
         smaller = RunRecord(document, self.source_name)
-        return smaller, smaller.to_text()
+        text = smaller.to_text()
+        if len(text.encode("utf-8")) > limit:
+            smaller._refuse_recordings_over(limit)
+        return smaller, text
+
+    def _refuse_recordings_over(self, limit: int) -> None:
+        """An export over ``limit`` without logs to give up: with recorded calls it is refused
+        (written without them, it could not be re-run offline)."""
+        if self.document.get("unattributed_io") is not None or any(
+            a.get("io") for a in self.document.get("attempts") or []
+        ):
+            raise RecordError(
+                f"the recorded calls alone take the export over the {limit:,}-byte limit of "
+                "the reader: not written (an export without them could not be re-run offline)"
+            )
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -712,6 +751,32 @@ class RunRecord:
                 found[(attempt["task"], attempt["attempt"])] = AttemptLog(
                     log["text"], bool(log.get("truncated"))
                 )
+        return found
+
+    @cached_property
+    def recordings(self) -> dict[tuple[str, int], list[Exchange]]:
+        """What the outside world answered each ``(task, attempt)`` (export 1.2; empty before),
+        the exchanges of threads outside any attempt under ``UNATTRIBUTED``.
+
+        Raises:
+            RecordError: a recorded exchange is malformed (one line names it).
+        """
+        found: dict[tuple[str, int], list[Exchange]] = {}
+        try:
+            stray = self.document.get("unattributed_io") or []
+            if stray:
+                found[UNATTRIBUTED] = [
+                    Exchange.from_json(e, f"unattributed_io[{i}]") for i, e in enumerate(stray)
+                ]
+            for index, attempt in enumerate(self.document.get("attempts") or []):
+                exchanges = attempt.get("io") or []
+                if exchanges:
+                    found[(attempt["task"], attempt["attempt"])] = [
+                        Exchange.from_json(e, f"attempts[{index}].io[{i}]")
+                        for i, e in enumerate(exchanges)
+                    ]
+        except ValueError as exc:
+            raise RecordError(f"{self.source_name}: {exc}") from None
         return found
 
     @cached_property

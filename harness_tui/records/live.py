@@ -15,6 +15,7 @@ from ..engine.clock import Clock
 from ..engine.driver import Driver, Stop
 from ..engine.events import FAILURE_STATUSES, RunStatus, Status
 from ..engine.orchestrator import Run, TaskOrchestrator
+from ..engine.recorded_calls import CallSession
 from ..engine.resume import ResumeError
 from ..engine.spec import DEFAULT_ISOLATION as IN_PROCESS
 from ..executors.process import PROCESS, ProcessExecutor
@@ -110,6 +111,7 @@ class LiveRun:
         clock: Clock | None = None,
         isolation: str | None = None,
         workers: int = 1,
+        calls: CallSession | None = None,
     ) -> LiveRun:
         """A new run of ``workflow`` for ``payload``, positioned before its first task, run
         by ``workers`` threads.
@@ -117,6 +119,8 @@ class LiveRun:
         Args:
             isolation: ``process`` runs every task in a child process, ``in-process`` none;
                 by default only the tasks whose workflow says ``isolation: process`` do.
+            calls: record (and answer) what the outside world says to each attempt (see
+                docs/recording.md); None records nothing.
         """
         if (_asks_for_process(workflow) and isolation != IN_PROCESS) or isolation == PROCESS:
             executor = _isolating(executor, isolation)
@@ -127,7 +131,7 @@ class LiveRun:
             on_failure=workflow.on_failure,
             workers=workers,
         )
-        return cls(workflow, orchestrator.start(payload), store=store)
+        return cls(workflow, orchestrator.start(payload, calls=calls), store=store)
 
     @classmethod
     def fork(
@@ -137,10 +141,11 @@ class LiveRun:
         store: RunStore | None = None,
         clock: Clock | None = None,
         executor: Executor | None = None,
+        calls: CallSession | None = None,
     ) -> LiveRun:
         """A new run re-running ``fork.task`` and its descendants with ``executor``, the
         other tasks replayed from the record (see :mod:`.fork`); its export records what it
-        was forked from."""
+        was forked from. ``calls`` answers (and records) the re-run tasks' requests."""
         if _asks_for_process(fork.workflow):  # the re-run tasks; the kept ones run nowhere
             executor = _isolating(executor, None)
         kept = fork.executor(executor)
@@ -151,6 +156,7 @@ class LiveRun:
             executor=kept,
             clock=ForkClock(kept, clock),
             isolation=IN_PROCESS,
+            calls=calls,
         )
         live.forked_from = fork.forked_from
         return live

@@ -39,6 +39,7 @@ from ..engine.capture import UNATTRIBUTED, AttemptLog
 from ..engine.clock import Clock
 from ..engine.events import RunStatus, Status, TraceEvent
 from ..engine.orchestrator import RetiredStep, Run, TaskOrchestrator
+from ..engine.recorded_calls import Exchange
 from ..engine.resume import ResumeError
 from ..workflow.errors import WorkflowError
 from ..workflow.loader import Workflow, parse_workflow
@@ -133,6 +134,18 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (run_id, seq)
     );
     """,
+    # 7: what the outside world answered each attempt (docs/recording.md): one exchange per
+    # row, as export 1.2 writes it in attempts[].io; beside the trace, never in a digest.
+    """
+    CREATE TABLE IF NOT EXISTS calls (
+        run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        task TEXT NOT NULL,
+        attempt INTEGER NOT NULL,
+        seq INTEGER NOT NULL,
+        exchange TEXT NOT NULL,
+        PRIMARY KEY (run_id, task, attempt, seq)
+    ) WITHOUT ROWID;
+    """,
 )
 """Schema migrations in order; the store's ``user_version`` counts those applied."""
 
@@ -167,6 +180,9 @@ def _done(done: float, total: int) -> int:
 # restored log is never written again, but a replace keeps a second write harmless.
 _INSERT_LOG = (
     "INSERT OR REPLACE INTO logs (run_id, task, attempt, text, truncated) VALUES (?, ?, ?, ?, ?)"
+)
+_INSERT_CALL = (
+    "INSERT OR REPLACE INTO calls (run_id, task, attempt, seq, exchange) VALUES (?, ?, ?, ?, ?)"
 )
 
 GROUP_EVENTS = 512
@@ -359,6 +375,7 @@ class StoredRun:
     logs: dict[tuple[str, int], AttemptLog] = field(default_factory=dict)
     lease_owner: str | None = None
     forked_from: tuple[str, str] | None = None
+    recordings: dict[tuple[str, int], list[Exchange]] = field(default_factory=dict)
 
 
 def _stored_workflow(
@@ -407,6 +424,7 @@ class _Batch:
     canonical: list[str] = field(default_factory=list)  # the events' canonical texts
     outputs: list[str] = field(default_factory=list)  # batch_rows.output_line each
     logs: list[tuple[Any, ...]] = field(default_factory=list)
+    calls: list[tuple[Any, ...]] = field(default_factory=list)
     since: float | None = None  # monotonic time the oldest pending task was queued
     error: StoreError | None = None  # a timed write failed, for the run's thread to raise
     broken: bool = False  # recording stopped: on_error heard of a failure, or the run ended
@@ -678,6 +696,12 @@ class RunStore:
         if retired.logs:
             run_id = batch.run_id
             batch.logs.extend((run_id, task, n, log.text, log.truncated) for n, log in retired.logs)
+        if retired.calls:
+            batch.calls.extend(
+                (batch.run_id, task, n, e.seq, json.dumps(e.to_json(), ensure_ascii=False))
+                for n, exchanges in retired.calls
+                for e in exchanges
+            )
         now = time.monotonic()
         if batch.since is None:
             batch.since = now
@@ -774,8 +798,9 @@ class RunStore:
             batch.tasks,
             *encode_batch(batch.events, batch.canonical, batch.outputs),
         )
-        logs = batch.logs
+        logs, calls = batch.logs, batch.calls
         batch.events, batch.canonical, batch.outputs, batch.logs = [], [], [], []
+        batch.calls = []
         batch.tasks = 0
         db = self._db
         try:
@@ -784,6 +809,8 @@ class RunStore:
                 db.execute(_INSERT_BATCH, row)
                 if logs:
                     db.executemany(_INSERT_LOG, logs)
+                if calls:
+                    db.executemany(_INSERT_CALL, calls)
             except BaseException:
                 _rollback(db)
                 raise
@@ -909,6 +936,7 @@ class RunStore:
                     "SELECT task, attempt, text, truncated FROM logs WHERE run_id = ?", (run_id,)
                 )
             }
+            recordings = self._recordings(run_id)
         try:
             workflow = _stored_workflow(source, path, base, events)
         except WorkflowError as exc:
@@ -929,7 +957,23 @@ class RunStore:
             logs,
             lease_owner=owner,
             forked_from=forked_from,
+            recordings=recordings,
         )
+
+    def _recordings(self, run_id: str) -> dict[tuple[str, int], list[Exchange]]:
+        """A run's recorded exchanges by ``(task, attempt)`` (schema 7; none before)."""
+        found: dict[tuple[str, int], list[Exchange]] = {}
+        with _damage_is_one_line(run_id):
+            for task, attempt, seq, text in self._db.execute(
+                "SELECT task, attempt, seq, exchange FROM calls WHERE run_id = ? "
+                "ORDER BY task, attempt, seq",
+                (run_id,),
+            ):
+                where = f"recorded call {seq} of {task!r} attempt {attempt}"
+                found.setdefault((task, attempt), []).append(
+                    Exchange.from_json(json.loads(text), where)
+                )
+        return found
 
     def _events(self, run_id: str) -> tuple[list[TraceEvent], dict[str, str]]:
         """A run's stored events (with their timings, worker and traceback) and outputs: the
@@ -971,6 +1015,7 @@ class RunStore:
             payload = json.loads(stored.payload_text)
             run = orchestrator.resume(payload, stored.events, stored.outputs)
         run.load_logs(stored.logs)
+        run.load_recordings(stored.recordings)
         return run
 
     def resume(
