@@ -397,27 +397,32 @@ class _Descriptors:
             setattr(owner, attribute, made[fd])
 
     def _pump(self) -> None:
-        read = self.read
         while True:
+            read = self.read
+            if read < 0:
+                return
             with contextlib.suppress(OSError, ValueError):
                 select.select([read], [], [])
             if not self.drain():
-                break
-        with contextlib.suppress(OSError):
-            os.close(read)
+                return
 
     def drain(self) -> bool:
         """Route what the pipe holds now; False at its end (every writer closed it)."""
         with self.read_lock:
-            while True:
+            while self.read >= 0:
                 try:
                     data = os.read(self.read, 65536)
                 except BlockingIOError:
                     return True
                 except OSError:
-                    return False
+                    data = b""
                 if not data:
-                    return False
+                    # Closed here, under the lock, and forgotten: a later drain must never
+                    # read the descriptor number once something else has reused it.
+                    with contextlib.suppress(OSError):
+                        os.close(self.read)
+                    self.read = -1
+                    break
                 text = self.decoder.decode(data)
                 if not text:
                     continue
@@ -425,6 +430,7 @@ class _Descriptors:
                     _route(text)
                 elif self.left:
                     self.left[0].write(text)
+            return False
 
     def close(self) -> None:
         for owner, attribute, real in reversed(self.swapped):
