@@ -10,7 +10,7 @@ tables read it. What moves a run (intents, the drive, hold, pause, stop) is the
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import InitVar, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -58,14 +58,17 @@ class Session:
     store: RunStore | None = None
     workers: int = 1
     executor: Executor | None = None  # where live attempts run (default: threads of this process)
+    resumed: InitVar[LiveRun | None] = None  # a stored run taken back, instead of a new run
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, resumed: LiveRun | None) -> None:
         self.breakpoints: set[str] = set()
         self._break_on_failure = False
         self.view_seq: int | None = None  # None: the live end of the trace
         self.delivered = 0  # events the UI has been told about
         self._in_flight: frozenset[str] = frozenset()
-        self.live = self._new_live()
+        self.live = self._new_live() if resumed is None else resumed
+        if resumed is not None:  # what it did before is shown, as a replay's trace is
+            self.delivered = len(resumed.run.events)
         self._routing: Routing | None = None
         self.code_folder: Path | None = None  # where a re-run found the task code
 

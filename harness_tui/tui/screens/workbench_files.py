@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ...records.export import atomic_write
+from ...records.export import RunRecord, atomic_write
 from ...records.report_html import REPORT_SUFFIXES, render_report
 from ...workflow.loader import diff_workflows
 from ...workflow.payload import Payload
@@ -24,6 +24,21 @@ from .workbench_run import RunActions
 
 Opener = Callable[[str, Payload | None], Session]
 """Opens a file as a session with the app's settings (clock, run store, workers, executor)."""
+
+
+def write_export(record: RunRecord, path: Path, source: str) -> tuple[str, bool]:
+    """Write ``record`` to ``path``: the export, or a report for a name ending in .md or
+    .html (``source``: the export's name, which the report cites). What to say, and whether
+    it was written."""
+    fmt = REPORT_SUFFIXES.get(path.suffix.lower())
+    try:
+        if fmt is None:
+            record.write(path)
+        else:
+            atomic_write(path, render_report(record, fmt, source))
+    except OSError as exc:
+        return f"cannot write {path}: {exc.strerror}", False
+    return f"{'exported' if fmt is None else f'wrote the {fmt} report'} {path}", True
 
 
 class FileActions:
@@ -71,18 +86,11 @@ class FileActions:
         def write(path: Path | None) -> None:
             if path is not None:
                 record = session.export_record()
-                fmt = REPORT_SUFFIXES.get(path.suffix.lower())
-                try:
-                    if fmt is None:
-                        record.write(path)
-                    else:
-                        source = session.default_export_name()
-                        atomic_write(path, render_report(record, fmt, source))
-                except OSError as exc:
-                    self.screen.notify(f"cannot write {path}: {exc.strerror}", severity="error")
+                said, ok = write_export(record, path, session.default_export_name())
+                if ok:
+                    self.screen.notify(said, title="Export")
                 else:
-                    what = "exported" if fmt is None else f"wrote the {fmt} report"
-                    self.screen.notify(f"{what} {path}", title="Export")
+                    self.screen.notify(said, severity="error")
             self.controller.done()
 
         self.screen.app.push_screen(ExportModal(default), write)
