@@ -19,8 +19,9 @@ from ..records.store import FINISHED, RESUMABLE, RunStore, StoreError
 
 __all__ = ["PAGE_ROWS", "BrowserState", "OpenMode", "RunBrowser", "open_mode"]
 
-PAGE_ROWS = 200
-"""Rows read at a time: the list reads the next page when the cursor reaches its end."""
+PAGE_ROWS = 60
+"""Rows read at a time (a tall terminal's screenful): the list reads the next page when the
+cursor reaches its last row."""
 
 
 class OpenMode(StrEnum):
