@@ -15,6 +15,7 @@ from textual.containers import Horizontal, Vertical
 
 from ..inspection import event_sections, task_sections
 from ..session import Session
+from ..task_filter import TaskFilter
 from .dag_view import DagView
 from .inspector import Inspector
 from .plan_table import PlanTable
@@ -28,6 +29,7 @@ class RunPanes(Vertical):
         super().__init__(id=id)
         self.session: Session | None = None
         self.selected: str | None = None
+        self.task_filter = TaskFilter()
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="top"):
@@ -41,6 +43,15 @@ class RunPanes(Vertical):
         for pane, title in (("#dag", "DAG"), ("#plan", "Plan"), ("#trace", "Trace"),
                             ("#inspector", "Inspector")):  # fmt: skip
             self.query_one(pane).border_title = title
+
+    def set_filter(self, task_filter: TaskFilter) -> None:
+        """Show in the plan and the trace only the tasks and events ``task_filter`` keeps."""
+        self.task_filter = task_filter
+        self.query_one(PlanTable).set_filter(task_filter)
+        self.query_one(TracePanel).set_filter(task_filter)
+        said = task_filter.describe()
+        for pane, title in (("#plan", "Plan"), ("#trace", "Trace")):
+            self.query_one(pane).border_title = f"{title} · {said}" if said else title
 
     def show(self, session: Session) -> None:
         """Show ``session`` from scratch (opened, restarted, replanned)."""
