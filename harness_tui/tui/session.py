@@ -33,6 +33,7 @@ from ..workflow.loader import Workflow
 from ..workflow.payload import Payload
 from ..workflow.python_source import is_python_ref
 from ..workflow.sources import load_any
+from .retry_state import RetryWait, retry_wait
 
 __all__ = ["OpenError", "Session", "open_session"]
 
@@ -159,6 +160,21 @@ class Session:
             return None
         last = self.run.events[self.delivered - 1]
         return last if last.status is Status.RUNNING else None
+
+    def waiting_to_retry(self) -> str | None:
+        """The task waiting for its next attempt at the live end, if any (its countdown
+        goes on between steps)."""
+        if self.view_seq is not None or not self.delivered:
+            return None
+        task = self.run.events[self.delivered - 1].task
+        return task if self.retry_wait(task) is not None else None
+
+    def retry_wait(self, task: str) -> RetryWait | None:
+        """Whether ``task`` waits to retry as of the position on screen, and (at the live end
+        of a live run) how long until its next attempt on the run's clock."""
+        events = self.run.snapshot(self.position).task_events(task)
+        live = self.view_seq is None and not self.replay
+        return retry_wait(self.workflow.graph, events, self.run.clock.now() if live else None)
 
     def elapsed(self, event: TraceEvent) -> float:
         """Seconds since ``event`` started, on the run's clock."""

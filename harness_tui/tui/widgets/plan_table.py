@@ -12,6 +12,7 @@ from ...engine.events import Status
 from ...engine.scheduler import Plan, PlanStep
 from ..glyphs import BREAKPOINT, NEXT
 from ..looks import status_label
+from ..retry_state import RetryWait
 from ..task_filter import TaskFilter
 from .line_table import Cell, Column, LineTable
 from .status_styles import status_styles
@@ -26,6 +27,9 @@ COLUMNS = [
     Column("lvl", "lvl", 3),
     Column("id", "id", 8),
 ]
+
+RETRY_SHOWN = frozenset({Status.FAILED, Status.TIMED_OUT})
+"""Statuses after which a task may be waiting to retry (asked only then: cheap)."""
 
 
 class PlanTable(LineTable):
@@ -47,6 +51,7 @@ class PlanTable(LineTable):
         self.plan: Plan | None = None
         self.status_of: Callable[[str], Status | None] = lambda task: None
         self.attempts_of: Callable[[str], tuple[int, float | None]] = lambda task: (0, None)
+        self.retry_of: Callable[[str], RetryWait | None] = lambda task: None
         self.breakpoints: Collection[str] = ()
         self.next_task: str | None = None
         self._styles: dict[Status | None, str] = {}
@@ -95,13 +100,15 @@ class PlanTable(LineTable):
         task = step.task
         status = self.status_of(task)
         attempts, duration = self.attempts_of(task)
+        retry = self.retry_of(task) if status in RETRY_SHOWN else None
+        label = (retry.short(), self._styles[Status.RUNNING]) if retry else None
         mark = (BREAKPOINT if task in self.breakpoints else " ") + (
             NEXT if task == self.next_task else " "
         )
         return (
             (mark, "bold"),
             (task, ""),
-            (status_label(status), self._styles[status]),
+            label or (status_label(status), self._styles[status]),
             (str(attempts) if attempts else "", ""),
             (f"{duration:.2f}s" if duration is not None else "", ""),
             (str(step.index), "dim"),

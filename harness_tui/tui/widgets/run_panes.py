@@ -64,6 +64,7 @@ class RunPanes(Vertical):
         plan = self.query_one(PlanTable)
         plan.status_of = session.status
         plan.attempts_of = session.attempts
+        plan.retry_of = session.retry_wait
         plan.show(session.run.plan, session.breakpoints, self.next_task())
         self.query_one(TracePanel).reset(
             session.run.events, session.delivered, session.run.plan.names
