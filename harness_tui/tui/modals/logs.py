@@ -187,7 +187,7 @@ class LogsModal(ModalScreen[None]):
     def action_search(self) -> None:
         field = self.query_one("#logs-find", Input)
         field.display = True
-        field.focus()
+        self.set_focus(field)  # at once: the next key typed (or pasted) goes to the field
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.input.display = False

@@ -148,11 +148,12 @@ class RunBrowserScreen(ActingScreen):
         browser = self.browser
         title = Text()
         title.append(" RUNS ", style="bold reverse")
-        title.append(f"  {shown(str(browser.where))}  ")
-        title.append(f"{len(browser.rows)} of {browser.total}", style="bold")
+        title.append(f"  {len(browser.rows)} of {browser.total}", style="bold")
         title.append(f" · {browser.describe()}")
         if browser.marks:
             title.append(f" · {len(browser.marks)} marked", style="bold")
+        # Last, as it may be cut at 80 columns: the store's path and how to open a run.
+        title.append(f" · enter opens · {shown(str(browser.where))}", style="dim")
         self.query_one("#browser-title", Static).update(title)
         empty = self.query_one("#browser-empty", Static)
         if browser.store is None:
@@ -216,11 +217,8 @@ class RunBrowserScreen(ActingScreen):
                 return
             self.show(live, None)
 
-        done = f"{row.tasks_done} of {row.tasks_total} tasks done"
-        question = (
-            f"Resume run {row.id} of {row.workflow} ({row.status}, {done})? The tasks left run "
-            "with the current code, recorded in the same run."
-        )
+        # One short line (the dialog does not wrap at 80 columns); the rest runs now's code.
+        question = f"Resume {row.id} ({row.tasks_done}/{row.tasks_total} done)?"
         self.app.push_screen(ConfirmModal(question, "Resume"), answered)
 
     def _export(self, row: RunRow) -> RunRecord | None:
@@ -268,7 +266,7 @@ class RunBrowserScreen(ActingScreen):
     def action_filter(self) -> None:
         field = self.query_one("#browser-filter", Input)
         field.display = True
-        field.focus()
+        self.set_focus(field)  # at once: the next key typed (or pasted) goes to the field
 
     def action_sort(self) -> None:
         self.browser.cycle_sort()
@@ -330,7 +328,7 @@ class RunBrowserScreen(ActingScreen):
                 self.notify(f"deleted run {row.id}", title="Runs")
             self.reload()
 
-        question = f"Delete run {row.id} of {row.workflow} ({row.status}) from the store?"
+        question = f"Delete {row.id} ({row.status}) from the store?"
         self.app.push_screen(ConfirmModal(question, "Delete"), answered)
 
     def action_open_file(self) -> None:
