@@ -1,5 +1,7 @@
 """The run browser: a store's runs listed, filtered, opened in the right mode, compared,
-exported and deleted, driven through the keys (Pilot)."""
+exported and deleted, driven through the keys (Pilot). Opening, exporting and deleting are
+in the slow tier; which mode each run opens in is pinned in the fast tier by
+``test_browser_model.py``."""
 
 from __future__ import annotations
 
@@ -70,6 +72,7 @@ async def test_every_run_is_listed_and_filtered_by_status_and_text(
         assert listed(app) == NEWEST_FIRST[::-1]
 
 
+@pytest.mark.slow
 async def test_enter_replays_a_finished_run_and_g_comes_back(
     store: tuple[Path, dict[str, str]],
 ) -> None:
@@ -90,6 +93,7 @@ async def test_enter_replays_a_finished_run_and_g_comes_back(
             assert listed(app) == NEWEST_FIRST
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("status", ["interrupted", "abandoned"])
 async def test_enter_asks_then_resumes_an_unfinished_run_to_its_end(
     store: tuple[Path, dict[str, str]], status: str
@@ -138,6 +142,7 @@ async def test_two_marked_runs_are_compared(store: tuple[Path, dict[str, str]]) 
         assert listed(app) == NEWEST_FIRST
 
 
+@pytest.mark.slow
 async def test_export_and_delete_with_confirmation(
     store: tuple[Path, dict[str, str]], tmp_path: Path
 ) -> None:

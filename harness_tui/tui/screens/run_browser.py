@@ -165,6 +165,8 @@ class RunBrowserScreen(ActingScreen):
             empty.update("No run matches: f changes the status shown, / the text.")
         empty.display = not browser.rows
         self.table.display = bool(browser.rows)
+        if browser.rows and self.focused is None:
+            self.set_focus(self.table)  # hidden while nothing matched, it lost the focus
 
     def _redraw_mark(self, row: RunRow) -> None:
         self.table.update_cell(row.id, "mark", "●" if row.id in self.browser.marks else " ")
