@@ -153,7 +153,7 @@ def chain_graph() -> TaskGraph:
 
 
 def on_cluster(graph: TaskGraph, cluster: Any, workers: int) -> float:
-    from harness_tui.workflow.cluster import DaskExecutor
+    from harness_tui.executors.dask import DaskExecutor
 
     orchestrator = TaskOrchestrator(graph, executor=DaskExecutor(cluster), workers=workers)
     run = orchestrator.start({})
@@ -217,7 +217,7 @@ def cores_free(n: int) -> float:
 
 def on_dask(rounds: int) -> None:
     try:
-        from harness_tui.workflow.cluster import DaskCluster
+        from harness_tui.executors.dask import DaskCluster
     except ImportError:
         print("dask distributed not installed: part 3 skipped")
         return

@@ -28,7 +28,6 @@ if TYPE_CHECKING:
         ResumeError,
         Run,
         RunStatus,
-        SerialExecutor,
         Status,
         Stop,
         StopReason,
@@ -46,6 +45,8 @@ if TYPE_CHECKING:
     from .engine.diff import PlanDiff, plan_diff
     from .engine.inputs import TaskInputs
     from .engine.state import Snapshot
+    from .executors import Attempt, Executor, ExecutorError, Outcome, OutcomeKind
+    from .executors.threads import SerialExecutor, ThreadExecutor
     from .records.divergence import TraceDiff, trace_diff
     from .records.errors import RecordError, StoreError
     from .records.export import RunRecord
@@ -75,7 +76,13 @@ _LAZY = {
     "ResumeError": ".engine",
     "Run": ".engine",
     "RunStatus": ".engine",
-    "SerialExecutor": ".engine",
+    "Attempt": ".executors",
+    "Executor": ".executors",
+    "ExecutorError": ".executors",
+    "Outcome": ".executors",
+    "OutcomeKind": ".executors",
+    "SerialExecutor": ".executors.threads",
+    "ThreadExecutor": ".executors.threads",
     "Status": ".engine",
     "Stop": ".engine",
     "StopReason": ".engine",
@@ -110,17 +117,22 @@ _LAZY = {
 }
 
 __all__ = [
+    "Attempt",
     "CanonicalError",
     "Clock",
     "CycleError",
     "DeterministicScheduler",
     "Driver",
+    "Executor",
+    "ExecutorError",
     "FakeClock",
     "GraphError",
     "Harness",
     "HarnessError",
     "LiveRun",
     "OnFailure",
+    "Outcome",
+    "OutcomeKind",
     "Plan",
     "PlanDiff",
     "PlanStep",
@@ -143,6 +155,7 @@ __all__ = [
     "TaskInputs",
     "TaskNode",
     "TaskOrchestrator",
+    "ThreadExecutor",
     "TraceDiff",
     "TraceEvent",
     "Trigger",

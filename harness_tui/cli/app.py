@@ -49,6 +49,7 @@ LAZY_COMMANDS = {
     "resume": "records_cmds",
     "run": "records_cmds",
     "runs": "records_cmds",
+    "serve": "serve_cmd",
     "show": "tui_cmds",
     "verify": "check_cmds",
 }

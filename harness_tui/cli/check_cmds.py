@@ -26,11 +26,11 @@ from .common import (
     workers_option,
 )
 from .completion import WORKFLOW
-from .executor_opt import cluster_executor, executor_option
+from .executor_opt import chosen_executor, executor_option
 
 if TYPE_CHECKING:
+    from ..engine.attempt import Executor
     from ..engine.events import TraceEvent
-    from ..engine.executors import Executor
     from ..records.export import RunRecord
     from ..workflow.loader import Workflow
 
@@ -54,12 +54,12 @@ def verify(
     from ..records.divergence import trace_diff
 
     workflow = load_or_die(file)
-    executor, workers = cluster_executor(executor_spec, workers)
+    executor, workers = chosen_executor(executor_spec, workers)
     if against:
         _verify_against(workflow, against, payload, workers, executor)
     value = parse_payload(payload, workflow.payload)
     # The fresh runs share this command's cluster (one LocalCluster started, not one per run).
-    where = executor_spec if executor is None else f"dask={executor.cluster.address}"
+    where = executor_spec if executor is None else executor.option()
     records = _fresh_records(file, value, count, workers, where)
     first_record = records[0]
     for index, other in enumerate(records[1:], start=2):

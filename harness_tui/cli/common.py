@@ -11,7 +11,6 @@ import click
 
 from ..engine.errors import HarnessError
 from ..engine.untrusted import json_visible, shorten, terminal_text, visible
-from ..tui.glyphs import to_ascii
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -32,6 +31,14 @@ def use_glyphs(glyphs: str) -> None:
     _ascii_only = glyphs == "ascii"
 
 
+def _to_ascii(text: str) -> str:
+    # Imported only when asked for: the glyph table lives with the workbench's glyphs, and
+    # validate and plan load nothing of the workbench.
+    from ..tui.glyphs import to_ascii
+
+    return to_ascii(text)
+
+
 class _AsciiStream:
     """A text stream that writes every glyph as its ASCII stand-in (Rich's tables and bars)."""
 
@@ -39,7 +46,7 @@ class _AsciiStream:
         self._stream = stream
 
     def write(self, text: str) -> int:
-        return int(self._stream.write(to_ascii(text)))
+        return int(self._stream.write(_to_ascii(text)))
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
@@ -53,7 +60,7 @@ def echo(text: str, err: bool = False, nl: bool = True) -> None:
     """The one way the commands print text: untrusted values inside it (task names, errors,
     file names, logs) cannot drive the terminal, whatever path they took to get here."""
     text = terminal_text(text)
-    click.echo(to_ascii(text) if _ascii_only else text, err=err, nl=nl)
+    click.echo(_to_ascii(text) if _ascii_only else text, err=err, nl=nl)
 
 
 def echo_json(value: Any, err: bool = False, sort_keys: bool = False) -> None:

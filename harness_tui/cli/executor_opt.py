@@ -1,4 +1,4 @@
-"""``--executor threads|dask|dask=tcp://HOST:PORT`` for the commands that run tasks."""
+"""``--executor NAME[=ARG]`` for the commands that run tasks (docs/executors.md)."""
 
 from __future__ import annotations
 
@@ -7,38 +7,41 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:
-    from ..workflow.cluster import DaskExecutor
+    from ..engine.attempt import Executor
 
-__all__ = ["cluster_executor", "executor_option"]
+__all__ = ["chosen_executor", "executor_option"]
+
+DEFAULT = "threads"
 
 executor_option = click.option(
     "--executor",
     "executor_spec",
-    metavar="threads|dask|dask=tcp://HOST:PORT",
-    default="threads",
+    metavar="NAME[=ARG]",
+    default=DEFAULT,
     show_default=True,
     help="Where attempts run: threads of this process; dask: a Dask LocalCluster started for "
-    "the run (one worker process per core); dask=ADDRESS: an existing Dask cluster. "
-    "Without --workers a Dask run keeps every worker thread busy.",
+    "the run (one worker process per core); dask=ADDRESS: an existing Dask cluster; or an "
+    "executor installed under the entry-point group harness_tui.executors. Without --workers, "
+    "an executor that runs several attempts at once (Dask) keeps them all busy.",
 )
 
 
-def cluster_executor(spec: str, workers: int) -> tuple[DaskExecutor | None, int]:
-    """The Dask executor ``spec`` asks for (None for threads) and the pool size to use: the
-    cluster's worker threads when ``--workers`` was not given. A cluster started here is
-    closed when the command ends.
+def chosen_executor(spec: str, workers: int) -> tuple[Executor | None, int]:
+    """The executor ``spec`` asks for, started (None for the default, which each front end
+    picks for itself), and the worker count to use: the executor's capacity when
+    ``--workers`` was not given. The executor is closed when the command ends.
 
     Raises:
-        DaskError: an invalid spec, Dask not installed, or an unreachable scheduler.
+        ExecutorError: an unknown name, a refused argument, or an executor that cannot start.
     """
-    from ..workflow.cluster import DaskCluster, DaskExecutor, parse_executor
-
-    address = parse_executor(spec)
-    if address is None:
+    if spec == DEFAULT:
         return None, workers
-    cluster = DaskCluster(address or None)
+    from ..executors.registry import executor_from_option
+
+    executor = executor_from_option(spec)
+    executor.start()
     context = click.get_current_context()
-    context.call_on_close(cluster.close)
+    context.call_on_close(executor.close)
     if context.get_parameter_source("workers") is click.core.ParameterSource.DEFAULT:
-        workers = cluster.threads
-    return DaskExecutor(cluster), workers
+        workers = executor.capacity() or workers
+    return executor, workers

@@ -32,7 +32,7 @@ from .common import (
     workers_option,
 )
 from .completion import RUN_ID, WORKFLOW
-from .executor_opt import cluster_executor, executor_option
+from .executor_opt import chosen_executor, executor_option
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -249,7 +249,7 @@ def run(
     value = parse_payload(payload, workflow.payload)
     export_to = _export_target(export_to)
     store = None if no_store else _open_store(store_path, create=True)
-    executor, workers = cluster_executor(executor_spec, workers)
+    executor, workers = chosen_executor(executor_spec, workers)
     live = LiveRun.start(
         workflow, value, store=store, executor=executor, isolation=isolation, workers=workers
     )
@@ -491,7 +491,7 @@ def resume(
     export_to = _export_target(export_to)
     # Never create a store (a mistyped path is an error), but write to the one found.
     store = _open_store(store_path, create=False, write=True)
-    executor, workers = cluster_executor(executor_spec, workers)
+    executor, workers = chosen_executor(executor_spec, workers)
     live = LiveRun.resume(store, run_id, executor=executor, force=force, isolation=isolation)
     the_run = live.run
     the_run.set_workers(workers)

@@ -10,7 +10,7 @@ from ..config import Config, state_path
 from .app import cli
 from .common import payload_option, workers_option
 from .completion import WORKFLOW
-from .executor_opt import cluster_executor, executor_option
+from .executor_opt import chosen_executor, executor_option
 
 
 def open_workbench(
@@ -22,6 +22,7 @@ def open_workbench(
     workers: int = 1,
     executor_spec: str = "threads",
     browse: bool = False,
+    read_only: bool = False,
 ) -> None:
     """Start the app (imports Textual, about 0.3 s, only when the UI is wanted); without a
     file, ``browse`` starts on the run browser of the store."""
@@ -33,7 +34,7 @@ def open_workbench(
 
     parsed = None if payload is None else parse_payload(payload, "--payload")
     store = None if no_store or replay else str(store_path or default_store_path())
-    executor, workers = cluster_executor(executor_spec, workers)
+    executor, workers = chosen_executor(executor_spec, workers)
     settings = click.get_current_context().find_root().obj  # config.toml, see cli.app.main
     preferences = (
         Preferences(
@@ -57,6 +58,7 @@ def open_workbench(
             executor=executor,
             preferences=preferences,
             browse=browse,
+            read_only=read_only,
         )
         try:
             app.run()
@@ -96,6 +98,11 @@ def open_(
 
 @cli.command()
 @click.argument("file", type=WORKFLOW)
-def show(file: str) -> None:
+@click.option(
+    "--read-only",
+    is_flag=True,
+    help="Refuse what could run or import code: opening another file, re-running, diffing.",
+)
+def show(file: str, read_only: bool) -> None:
     """Open an exported run in replay mode: step through it, no user code runs."""
-    open_workbench(file, None, replay=True)
+    open_workbench(file, None, replay=True, read_only=read_only)

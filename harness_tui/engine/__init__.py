@@ -17,11 +17,11 @@ if TYPE_CHECKING:
     from .driver import Driver, Stop, StopReason
     from .errors import HarnessError, TaskFailedError
     from .events import RunStatus, Status, TraceEvent
-    from .executors import RecordedExecutor, SerialExecutor
     from .graph import CycleError, GraphError, TaskGraph, TaskNode, Trigger
     from .harness import Harness
     from .inputs import TaskInputs
     from .orchestrator import OnFailure, Run, TaskOrchestrator
+    from .recorded import RecordedExecutor
     from .resume import ResumeError
     from .scheduler import DeterministicScheduler, Plan, PlanStep
     from .state import Snapshot
@@ -42,8 +42,7 @@ _LAZY = {
     "RunStatus": ".events",
     "Status": ".events",
     "TraceEvent": ".events",
-    "RecordedExecutor": ".executors",
-    "SerialExecutor": ".executors",
+    "RecordedExecutor": ".recorded",
     "CycleError": ".graph",
     "GraphError": ".graph",
     "TaskGraph": ".graph",
@@ -78,7 +77,6 @@ __all__ = [
     "ResumeError",
     "Run",
     "RunStatus",
-    "SerialExecutor",
     "Snapshot",
     "Status",
     "Stop",

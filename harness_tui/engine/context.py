@@ -6,11 +6,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, MutableMapping
 
+from .attempt import Attempt, Executor
 from .canonical import check_json, digest_text, loads
 from .capture import DEFAULT_LOG_LIMIT, LogBuffer, LogListener
 from .clock import Clock
 from .events import Status, TraceEvent
-from .executors import Executor
 from .graph import TaskGraph, TaskNode
 from .scheduler import Plan, PlanStep
 from .state import RunState
@@ -30,7 +30,9 @@ class RunContext:
         plan: the run's plan.
         state: the append-only log of events and committed outputs.
         clock: where time comes from (I5).
-        executor: how attempts run.
+        executor: where attempts run.
+        attempt: the attempt in flight on this context's thread (a stop cancels it).
+        detach: run attempts in a helper thread that a stop can leave (parallel runs).
         payload_text: the payload's canonical JSON.
         payload_digest: sha256 of :attr:`payload_text`.
         cancelled: set when the user stops the run (any thread may set it).
@@ -45,8 +47,8 @@ class RunContext:
     """
 
     __slots__ = (
-        "_now", "_params_texts", "_wall", "cancelled", "clock", "exceptions", "executor",
-        "graph", "listener_errors", "listeners", "log_limit", "log_listeners", "logs",
+        "_now", "_params_texts", "_wall", "attempt", "cancelled", "clock", "detach", "exceptions",
+        "executor", "graph", "listener_errors", "listeners", "log_limit", "log_listeners", "logs",
         "payload_digest", "payload_text", "plan", "returned", "state", "unattributed", "worker",
     )  # fmt: skip
 
@@ -84,6 +86,8 @@ class RunContext:
         self.log_listeners: list[LogListener] = []
         self.logs: dict[tuple[str, int], LogBuffer] = {}
         self.worker = 0  # the run's own thread (a parallel run's jobs say theirs)
+        self.attempt: Attempt | None = None  # the attempt in flight, for a stop to reach
+        self.detach = False  # attempts run where a stop can leave them (a parallel run's)
         self.unattributed = LogBuffer(
             "", 0, log_limit or DEFAULT_LOG_LIMIT, None, self.log_listeners
         )

@@ -21,7 +21,7 @@ def error_of(exc: BaseException) -> dict[str, str]:
 
 
 _PLUMBING = frozenset(
-    {"harness_tui.engine.executors", "harness_tui.workflow.refs", "harness_tui.engine.aio"}
+    {"harness_tui.engine.here", "harness_tui.workflow.refs", "harness_tui.engine.aio"}
 )
 """Modules whose frames only carry a call to the task: left out of its traceback."""
 

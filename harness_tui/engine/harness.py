@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from .attempt import Executor
 from .clock import Clock
-from .executors import Executor
 from .graph import Predicate, TaskFn, TaskGraph, TaskNode, Trigger
 from .orchestrator import TaskOrchestrator
 from .scheduler import DeterministicScheduler
@@ -25,7 +25,7 @@ class Harness:
         {'hi': 'you'}
 
     Args:
-        executor: how attempts run (default: serial, in process).
+        executor: where attempts run (default: in process, in the thread that runs the task).
         clock: where time comes from (default: the system clock).
         workers: tasks run at once, in threads; the trace is the serial one whatever the
             count.

@@ -12,6 +12,8 @@ import json
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
+from . import alarm
+from .attempt import Executor, interrupt_here, refuse_unpicklable
 from .canonical import combine_digests, loads
 from .capture import DEFAULT_LOG_LIMIT, UNATTRIBUTED, AttemptLog, LogListener
 from .clock import Clock, SystemClock
@@ -26,9 +28,8 @@ from .events import (
     TraceEvent,
     ends_task,
 )
-from .executors import Executor, SerialExecutor
 from .graph import OnFailure, TaskGraph, Trigger
-from .parallel import ParallelPool, executor_factory
+from .parallel import ParallelPool
 from .resume import ResumeError, restore
 from .scheduler import DeterministicScheduler, Plan, PlanStep, Scheduler, plan_with
 from .state import RunState, Snapshot
@@ -86,9 +87,9 @@ class TaskOrchestrator:
         scheduler: the scheduler to plan with (default: a :class:`DeterministicScheduler` over
             ``graph``); any object with the article's ``build_plan(payload)`` whose order is
             a topological order of ``graph`` (see :func:`~.scheduler.plan_with`).
-        executor: how attempts run (default: :class:`SerialExecutor`); one with an
-            ``admit(graph)`` method is asked first whether it can run the graph's callables
-            (it raises a :class:`~harness_tui.engine.errors.HarnessError` when not).
+        executor: where attempts run (default: here, in the thread that runs the task; see
+            docs/executors.md). One that pickles attempts refuses, here, a graph with a
+            callable it cannot send (an :class:`~harness_tui.engine.attempt.ExecutorError`).
         clock: where time comes from (default: :class:`SystemClock`).
         on_failure: ``stop`` or ``continue`` (see :class:`OnFailure`).
         listeners: called with every event as it happens.
@@ -125,7 +126,7 @@ class TaskOrchestrator:
         self.scheduler: Scheduler = (
             scheduler if scheduler is not None else DeterministicScheduler(graph)
         )
-        self.executor: Executor = executor if executor is not None else SerialExecutor()
+        self.executor: Executor = executor if executor is not None else Executor()
         self._admitted = -1  # tasks of the graph the executor last admitted
         self._admit()
         self.clock: Clock = clock if clock is not None else SystemClock()
@@ -136,13 +137,12 @@ class TaskOrchestrator:
         self.params_texts: dict[str, str] = {}
 
     def _admit(self) -> None:
-        """Ask an executor that cannot run every callable whether it can run these, again
-        when tasks were added since (the article's graph grows by ``add_task``)."""
+        """Refuse now, in one line, a task an executor that pickles attempts could not send;
+        again when tasks were added since (the article's graph grows by ``add_task``)."""
         if self._admitted == len(self.graph):
             return
-        admit = getattr(self.executor, "admit", None)
-        if admit is not None:
-            admit(self.graph)
+        if self.executor.pickles:
+            refuse_unpicklable(self.graph, self.executor.name or type(self.executor).__name__)
         self._admitted = len(self.graph)
 
     def start(self, payload: Any, *, plan: Plan | None = None) -> Run:
@@ -211,6 +211,8 @@ class Run:
         self._pool: ParallelPool | None = None
         self._breakpoints: Collection[str] = ()
         self.workers = orchestrator.workers
+        self._stop_before: frozenset[int] = frozenset()
+        alarm.prepare()  # timeouts on the main thread: the SIGALRM handler, once per run
 
     # -- identity and position --------------------------------------------------------------
 
@@ -352,11 +354,35 @@ class Run:
         recorded ``cancelled``, except ``all_done`` cleanups, which still run; a second stop
         cancels those too. Safe to call from another thread."""
         self._stops += 1
-        self.context.cancelled.set()
-        self.context.executor.cancel()
+        context = self.context
+        context.cancelled.set()
+        attempt = context.attempt
+        if attempt is not None:
+            attempt.cancel()
+            context.executor.cancel(attempt)
         pool = self._pool
         if pool is not None:
             pool.cancel(keep_cleanups=self.orchestrator.cleanups_on_stop and self._stops < 2)
+
+    def interrupt(self) -> None:
+        """Ctrl+C, from the main thread's SIGINT handler, after :meth:`cancel`: the executor
+        is told, and an attempt running on this very thread is interrupted by the
+        ``KeyboardInterrupt`` this raises (recorded ``cancelled``)."""
+        self.context.executor.interrupt()
+        interrupt_here()
+
+    def stop_before(self, positions: Collection[int]) -> None:
+        """Stop the run, as the user's stop does, just before each of these plan positions
+        where it would otherwise start the task: what a replay does where its record shows a
+        task cancelled before it started (the user stopped the run between two tasks)."""
+        self._stop_before = frozenset(positions)
+
+    def _would_start(self, step: PlanStep) -> bool:
+        """Whether :meth:`step` would start ``step``'s task rather than cancel it unstarted."""
+        if not (self._stopping or self.context.cancelled.is_set()):
+            return True
+        cleanups = self.orchestrator.cleanups_on_stop and self._stops < 2
+        return cleanups and self.graph.nodes[step.task].trigger is Trigger.ALL_DONE
 
     def in_flight(self) -> tuple[str, ...]:
         """With workers: the tasks running now ahead of their turn to retire (their events
@@ -375,6 +401,9 @@ class Run:
             return []
         events = self.context.state.events
         first = len(events)
+        cursor = self._cursor
+        if cursor in self._stop_before and self._would_start(self._steps[cursor]):
+            self.cancel()  # where a replayed run was stopped between two tasks
         self.status = RunStatus.RUNNING
         if self.context.cancelled.is_set() and not self._stopping:
             self._user_stopped = self._stopping = True  # stopped between two steps
@@ -409,6 +438,7 @@ class Run:
         if self._pool is not None:
             self._pool.close()
             self._pool = None
+        alarm.lapse()  # no stray alarm after the run
 
     def run_to_end(self) -> Run:
         """Execute every remaining task."""
@@ -480,9 +510,7 @@ class Run:
         if workers == 1:
             return self._runner.execute(step)
         if pool is None:
-            context = self.context
-            make = executor_factory(context.executor) or (lambda: context.executor)
-            pool = self._pool = ParallelPool(context, self._steps, step.index, workers, make)
+            pool = self._pool = ParallelPool(self.context, self._steps, step.index, workers)
         pool.hold(self._breakpoints)
         return pool.retire(step)
 

@@ -19,7 +19,6 @@ from collections.abc import Callable, Collection
 
 from .context import RunContext
 from .events import Status, TraceEvent
-from .executors import Executor, SerialExecutor
 from .graph import Trigger
 from .scheduler import PlanStep
 from .step import StepRunner
@@ -30,7 +29,7 @@ __all__ = ["ParallelPool"]
 class _Job:
     """One task run ahead of its retirement: its events and output, kept aside."""
 
-    __slots__ = ("cancelled", "commit", "done", "error", "events", "executor", "final", "step")
+    __slots__ = ("cancelled", "commit", "context", "done", "error", "events", "final", "step")
 
     def __init__(self, step: PlanStep) -> None:
         self.step = step
@@ -38,7 +37,7 @@ class _Job:
         self.commit: tuple[int, str, str] | None = None  # (event index, text, digest)
         self.cancelled = threading.Event()
         self.done = threading.Event()
-        self.executor: Executor | None = None  # while an attempt of it runs
+        self.context: RunContext | None = None  # while it runs: its attempt in flight
         self.final = Status.CANCELLED
         self.error: BaseException | None = None
 
@@ -49,13 +48,14 @@ class _JobContext(RunContext):
 
     __slots__ = ("job",)
 
-    def __init__(self, base: RunContext, job: _Job, executor: Executor, worker: int) -> None:
+    def __init__(self, base: RunContext, job: _Job, worker: int) -> None:
         for name in RunContext.__slots__:
             setattr(self, name, getattr(base, name))
         self.job = job
-        self.executor = executor
         self.cancelled = job.cancelled
         self.worker = worker
+        self.attempt = None
+        self.detach = True  # a stop or an abandon must reach an attempt without a timeout
 
     def record(self, event: TraceEvent) -> None:
         """Keep the event in the job (numbered again, and heard, when the job retires)."""
@@ -72,9 +72,8 @@ class ParallelPool:
         context: the run's context.
         steps: the plan's steps.
         retired: how many steps have retired already (a resumed run).
-        workers: threads (daemons: a hung task never holds the process open).
-        executor_for: a new executor for one worker thread (each thread keeps its own, so
-            attempts are timed out and cancelled one by one).
+        workers: threads (daemons: a hung task never holds the process open); they share
+            the run's executor.
     """
 
     def __init__(
@@ -83,12 +82,10 @@ class ParallelPool:
         steps: tuple[PlanStep, ...],
         retired: int,
         workers: int,
-        executor_for: Callable[[], Executor],
     ) -> None:
         self._context = context
         self._steps = steps
         self.workers = workers
-        self._executor_for = executor_for
         self._queue: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._threads: list[threading.Thread] = []
         self._jobs: dict[int, _Job] = {}
@@ -136,19 +133,17 @@ class ParallelPool:
         self._queue.put(job)
 
     def _work(self, worker: int) -> None:
-        executor = self._executor_for()
         while (job := self._queue.get()) is not None:
             if job.cancelled.is_set():  # abandoned before it started
                 job.done.set()
                 continue
-            job.executor = executor
             try:
-                context = _JobContext(self._context, job, executor, worker)
+                context = job.context = _JobContext(self._context, job, worker)
                 job.final = StepRunner(context).execute(job.step)
             except BaseException as exc:  # re-raised in the run's thread at retire
                 job.error = exc
             finally:
-                job.executor = None
+                job.context = None
                 job.done.set()
 
     # -- retire -----------------------------------------------------------------------------
@@ -225,21 +220,8 @@ class ParallelPool:
 
 def _cancel(job: _Job) -> None:
     job.cancelled.set()
-    executor = job.executor
-    if executor is not None:
-        executor.cancel()
-
-
-def executor_factory(executor: Executor) -> Callable[[], Executor] | None:
-    """How to give each worker thread its own executor like ``executor``: a
-    :class:`SerialExecutor` is copied, running every attempt in its own thread (timeouts by
-    thread: signals belong to the main thread; and a stop must reach an attempt without a
-    timeout too); None when ``executor`` is shared as it is (it must be thread-safe)."""
-    if isinstance(executor, SerialExecutor):
-
-        def make() -> Executor:
-            return SerialExecutor(isolate=True, timeouts="thread")
-
-        return make
-    copy: Callable[[], Executor] | None = getattr(executor, "for_thread", None)
-    return copy  # an executor that knows how to copy itself (ProcessExecutor)
+    context = job.context
+    attempt = None if context is None else context.attempt
+    if context is not None and attempt is not None:
+        attempt.cancel()
+        context.executor.cancel(attempt)

@@ -6,12 +6,11 @@ from __future__ import annotations
 import hashlib
 import json
 
+from .attempt import CANCELLED, ERROR, OK, TIMEOUT, Attempt, Executor, Outcome
 from .canonical import CanonicalError, check_json, digest_text, loads
 from .capture import LogBuffer, attempt_began, attempt_ended
-from .clock import Clock
 from .context import RunContext
 from .events import OUTPUT_STATUSES, Status
-from .executors import AttemptCall, Executor, Outcome
 from .graph import TaskNode, Trigger
 from .inputs import ResultsView, TaskInputs
 from .scheduler import PlanStep
@@ -21,15 +20,20 @@ __all__ = ["StepRunner"]
 _new_tuple = tuple.__new__
 
 
-def _execute(executor: Executor, call: AttemptCall, clock: Clock, log: LogBuffer | None) -> Outcome:
-    """Run one attempt; while it runs, what is written to descriptors 1 and 2 is its log."""
-    if log is None:
-        return executor.execute(call, clock)
-    attempt_began(log)
+def _execute(
+    context: RunContext, executor: Executor, call: Attempt, log: LogBuffer | None
+) -> Outcome:
+    """Run one attempt where ``executor`` says; while it runs, it is the run's attempt in
+    flight (a stop cancels it) and what is written to descriptors 1 and 2 is its log."""
+    context.attempt = call
+    if log is not None:
+        attempt_began(log)
     try:
-        return executor.execute(call, clock)
+        return executor.run(call)
     finally:
-        attempt_ended(log)
+        if log is not None:
+            attempt_ended(log)
+        context.attempt = None
 
 
 class StepRunner:
@@ -112,6 +116,7 @@ class StepRunner:
         executor = context.executor
         clock = context.clock
         cancelled = context.cancelled
+        detach = context.detach
         input_digest = self._input_digest(node)
         attempts = node.max_retries + 1
         for attempt in range(1, attempts + 1):
@@ -124,7 +129,7 @@ class StepRunner:
             fn = node.fn
             if fn is None:
                 outcome = Outcome(
-                    "error",
+                    ERROR,
                     error={
                         "type": "MissingCallable",
                         "message": f"task {node.name!r} has no callable",
@@ -134,11 +139,14 @@ class StepRunner:
                 inputs = self._task_inputs(node, step, attempt)
                 log = context.new_log(node.name, attempt)
                 call = _new_tuple(
-                    AttemptCall,
-                    (node.name, attempt, "task", fn, inputs, node.timeout_seconds, log),
-                )
-                outcome = _execute(executor, call, clock, log)
+                    Attempt,
+                    (node.name, attempt, "task", fn, inputs, node.timeout_seconds, log, clock,
+                     detach, False),
+                )  # fmt: skip
+                outcome = _execute(context, executor, call, log)
                 if log is not None:
+                    if outcome.log is not None:  # it ran where this log could not see it
+                        log.load(outcome.log)
                     context.end_log(log)
             final = self._record(step, node, attempt, outcome, started, Status.SUCCEEDED)
             if final is not Status.FAILED and final is not Status.TIMED_OUT:
@@ -153,7 +161,7 @@ class StepRunner:
         context = self._context
         started = context.clock.now()
         log = context.new_log(node.name, attempt)
-        call = AttemptCall(
+        call = Attempt(
             node.name,
             attempt,
             "fallback",
@@ -161,9 +169,13 @@ class StepRunner:
             self._task_inputs(node, step, attempt),
             None,
             log,
+            context.clock,
+            context.detach,
         )
-        outcome = _execute(context.executor, call, context.clock, log)
+        outcome = _execute(context, context.executor, call, log)
         if log is not None:
+            if outcome.log is not None:
+                log.load(outcome.log)
             context.end_log(log)
         return self._record(step, node, attempt, outcome, started, Status.FALLBACK)
 
@@ -198,7 +210,7 @@ class StepRunner:
         success: Status,
     ) -> Status:
         kind = outcome.kind
-        if kind == "ok":
+        if kind == OK:
             try:
                 text = check_json(outcome.value, "$output")
             except CanonicalError as exc:
@@ -216,7 +228,7 @@ class StepRunner:
             # The commit happens before the event so listeners see the output with its event.
             self._context.commit(node.name, text, out_digest)
             return self._emit(step, success, attempt, started, None, None, out_digest).status
-        if kind == "timeout":
+        if kind == TIMEOUT:
             return self._emit(
                 step,
                 Status.TIMED_OUT,
@@ -227,7 +239,7 @@ class StepRunner:
                     "message": f"attempt exceeded {node.timeout_seconds:g} s",
                 },
             ).status
-        if kind == "cancelled":
+        if kind == CANCELLED:
             return self._emit(
                 step,
                 Status.CANCELLED,

@@ -18,12 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..engine.attempt import Attempt, Executor, Outcome
 from ..engine.capture import UNATTRIBUTED
 from ..engine.clock import Clock, SystemClock
 from ..engine.diff import json_changes
 from ..engine.events import Status, ends_task
-from ..engine.executors import AttemptCall, Executor, Outcome, RecordedExecutor, SerialExecutor
 from ..engine.graph import TaskNode
+from ..engine.recorded import RecordedExecutor
 from ..engine.spec import task_spec
 from ..workflow.errors import WorkflowError
 from ..workflow.loader import Workflow, parse_workflow
@@ -64,10 +65,10 @@ class Fork:
 
     def executor(self, live: Executor | None = None) -> KeptExecutor:
         """An executor that replays the kept tasks' attempts and runs the others with
-        ``live`` (default: a :class:`SerialExecutor`)."""
+        ``live`` (default: in this process)."""
         logs = {k: v for k, v in self.record.logs.items() if k != UNATTRIBUTED}
         recorded = RecordedExecutor(self.record.events, self.record.outputs, logs)
-        return KeptExecutor(recorded, live or SerialExecutor(), self.kept)
+        return KeptExecutor(recorded, live or Executor(), self.kept)
 
 
 def plan_fork(
@@ -264,35 +265,40 @@ def _check_kept_unchanged(recorded: Workflow, current: Workflow, kept: frozenset
             )
 
 
-class KeptExecutor:
+class KeptExecutor(Executor):
     """Replays kept tasks' recorded attempts; runs every other task with the live executor.
 
     Retry intervals of a kept task are not waited again: :class:`ForkClock` asks
     :attr:`replaying` whether the attempt just executed was a replayed one.
     """
 
+    name = "kept"
+
     def __init__(self, recorded: RecordedExecutor, live: Executor, kept: frozenset[str]) -> None:
         self.recorded = recorded
         self.live = live
         self.kept = kept
         self.replaying = False
+        self.pickles = live.pickles
 
-    def execute(self, call: AttemptCall, clock: Clock) -> Outcome:
-        self.replaying = call.task in self.kept
+    def run(self, attempt: Attempt) -> Outcome:
+        self.replaying = attempt.task in self.kept
         if self.replaying:
-            return self.recorded.execute(call, clock)
-        return self.live.execute(call, clock)
+            return self.recorded.run(attempt)
+        return self.live.run(attempt)
 
-    def cancel(self) -> None:
-        self.live.cancel()
+    def cancel(self, attempt: Attempt) -> None:
+        self.live.cancel(attempt)
 
     def interrupt(self) -> None:
         """Ctrl+C: as the live executor takes it (a replayed attempt runs no code to stop)."""
-        interrupt = getattr(self.live, "interrupt", None)
-        if interrupt is None:
-            self.live.cancel()
-        else:
-            interrupt()
+        self.live.interrupt()
+
+    def start(self) -> None:
+        self.live.start()
+
+    def close(self) -> None:
+        self.live.close()
 
 
 class ForkClock:

@@ -9,16 +9,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ..engine.attempt import Executor
 from ..engine.canonical import loads
 from ..engine.clock import Clock
 from ..engine.driver import Driver, Stop
 from ..engine.events import FAILURE_STATUSES, RunStatus, Status
-from ..engine.executors import Executor, RecordedExecutor, SerialExecutor
-from ..engine.isolation import PROCESS
 from ..engine.orchestrator import Run, TaskOrchestrator
 from ..engine.resume import ResumeError
 from ..engine.spec import DEFAULT_ISOLATION as IN_PROCESS
-from ..workflow.cluster import DaskExecutor
+from ..executors.process import PROCESS, ProcessExecutor
+from ..executors.threads import ThreadExecutor
 from ..workflow.loader import Workflow
 from .errors import StoreError
 from .export import RunRecord
@@ -60,16 +60,12 @@ def _asks_for_process(workflow: Workflow) -> bool:
 
 
 def _isolating(executor: Executor | None, isolation: str | None) -> Executor:
-    """``executor`` wrapped so that isolated tasks (or all, for ``process``) run in a child."""
-    from ..engine.isolation import ProcessExecutor
-    from ..workflow.isolated import COMMAND
-
-    if isinstance(executor, RecordedExecutor):
-        return executor  # a replay runs no code, in this process or any other (I6)
-    if isinstance(executor, DaskExecutor):
-        return executor  # every attempt runs in a Dask worker's process already
-    inner = executor if executor is not None else SerialExecutor()
-    return ProcessExecutor(inner, COMMAND, everything=isolation == PROCESS)
+    """``executor`` wrapped so that isolated tasks (or all, for ``process``) run in a child;
+    as it is when its attempts run no code here (a replay, a cluster)."""
+    inner = executor if executor is not None else ThreadExecutor()
+    if not inner.isolatable:
+        return inner
+    return ProcessExecutor(inner, everything=isolation == PROCESS)
 
 
 class LiveRun:
@@ -263,9 +259,7 @@ class LiveRun:
         on this very thread is interrupted by the ``KeyboardInterrupt`` this raises, which its
         executor records as ``cancelled``."""
         self.driver.cancel()
-        interrupt = getattr(self.run.orchestrator.executor, "interrupt", None)
-        if interrupt is not None:
-            interrupt()
+        self.run.interrupt()
 
     def abandon(self) -> None:
         """Leave an unfinished run behind: the store marks it ``abandoned`` (resumable)."""

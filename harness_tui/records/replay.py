@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from ..engine.capture import UNATTRIBUTED
 from ..engine.driver import Driver
 from ..engine.events import Status, TraceEvent
-from ..engine.executors import RecordedExecutor
 from ..engine.orchestrator import Run, TaskOrchestrator
+from ..engine.recorded import RecordedExecutor
 from .divergence import TraceDiff, trace_diff
 from .export import RunRecord
 
@@ -104,6 +104,10 @@ def replay_run(record: RunRecord) -> Run:
     # A custom scheduler's order is the record's; a redacted payload's task ids are too.
     plan = record.plan if record.redacted or record.scheduler is not None else None
     runs.append(orchestrator.start(record.payload, plan=plan))
+    # A task cancelled before it started where the replay would start it: the user stopped
+    # the run between two tasks (nothing else in the trace says so).
+    unstarted = {e.task for e in record.events if e.status is Status.CANCELLED and not e.attempt}
+    runs[0].stop_before([s.index for s in runs[0].plan.steps if s.task in unstarted])
     # The run-level log has no place in the trace: it is shown from the start.
     runs[0].load_logs({k: v for k, v in record.logs.items() if k == UNATTRIBUTED})
     return runs[0]

@@ -35,10 +35,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..engine.attempt import Executor
 from ..engine.capture import UNATTRIBUTED, AttemptLog
 from ..engine.clock import Clock
 from ..engine.events import RunStatus, Status, TraceEvent
-from ..engine.executors import Executor
 from ..engine.orchestrator import RetiredStep, Run, TaskOrchestrator
 from ..engine.resume import ResumeError
 from ..workflow.errors import WorkflowError

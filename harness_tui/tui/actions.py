@@ -26,6 +26,7 @@ __all__ = [
     "GLOBAL",
     "INSPECTOR",
     "NOTHING_OPEN",
+    "READ_ONLY",
     "WORKBENCH",
     "Action",
     "binding_ids",
@@ -35,6 +36,7 @@ __all__ = [
 ]
 
 NOTHING_OPEN = "nothing is open: o opens a workflow or an export"
+READ_ONLY = "read-only: this workbench runs and imports no code"
 
 
 def always(state: object) -> str | None:
@@ -97,6 +99,8 @@ class Action:
             whose table holds it (a :class:`WorkbenchState`, a :class:`BrowserState`). When
             nothing is open, an action that cannot act is greyed in the footer if shown
             there, else hidden.
+        runs_code: it may run or import task code (opening a workflow to step, re-running,
+            loading a Python harness): a read-only workbench refuses it.
     """
 
     id: str
@@ -108,6 +112,7 @@ class Action:
     show: bool = False
     priority: bool = False
     why_not: Callable[[Any], str | None] = always
+    runs_code: bool = False
 
     def binding(self, routed: bool = False) -> Binding:
         """The Textual binding for this action: its ``action_<action>`` method, or (``routed``)
@@ -160,7 +165,7 @@ WORKBENCH: tuple[Action, ...] = (
            why_not=when_open),
     Action("rerun-from-task", "F", "rerun_from", "Rerun from", "run: Rerun from task",
            "Re-run from the selected task with the current code; other tasks keep what they "
-           "did", why_not=when_open),
+           "did", why_not=when_open, runs_code=True),
     Action("dag-compact", "z", "toggle_compact", "Compact", "view: Compact or full boxes",
            "Switch the DAG between one-line boxes and bordered boxes with whole names",
            why_not=when_open),
@@ -181,9 +186,10 @@ WORKBENCH: tuple[Action, ...] = (
     Action("show-timeline", "T", "show_timeline", "Timeline", "run: Show timeline",
            "Show what ran when: every attempt as a bar over wall time, per task and worker",
            why_not=when_open),
-    Action("open-file", "o", "open", "Open", "file: Open", "Open a workflow or a run export"),
+    Action("open-file", "o", "open", "Open", "file: Open", "Open a workflow or a run export",
+           runs_code=True),
     Action("reload-workflow", "R", "reload", "Reload file", "file: Reload",
-           "Reload the workflow from disk and show the plan changes"),
+           "Reload the workflow from disk and show the plan changes", runs_code=True),
     Action("export-run", "e", "export", "Export", "file: Export run or report",
            "Write the run to a JSON export named by workflow and run digest; a name ending "
            "in .md or .html writes a report to read instead", show=True, why_not=when_recorded),
@@ -191,7 +197,7 @@ WORKBENCH: tuple[Action, ...] = (
            "Edit the payload as JSON (validated) and replan", why_not=when_live),
     Action("diff-workflow", "d", "diff", "Diff", "plan: Diff",
            "Compare this workflow's plan with another file or a git revision (@HEAD)",
-           why_not=when_open),
+           why_not=when_open, runs_code=True),
 )  # fmt: skip
 """The workbench screen's actions, in palette order (the footer keeps this order too)."""
 
@@ -272,7 +278,7 @@ BROWSER: tuple[Action, ...] = (
            "Reverse the order of the list", why_not=when_store),
     Action("runs-rerun", "F", "rerun", "Rerun from", "runs: Rerun from task",
            "Open the run and re-run it from a task you pick, with the current code",
-           why_not=when_run),
+           why_not=when_run, runs_code=True),
     Action("runs-export", "e", "export", "Export", "runs: Export run or report",
            "Write the run to a JSON export; a name ending in .md or .html writes a report",
            show=True, why_not=when_run),
@@ -282,7 +288,7 @@ BROWSER: tuple[Action, ...] = (
     Action("runs-refresh", "R", "refresh", "Refresh", "runs: Refresh",
            "Read the list again from the store", why_not=when_store),
     Action("runs-open-file", "o", "open_file", "Open file", "file: Open",
-           "Open a workflow or a run export in the workbench"),
+           "Open a workflow or a run export in the workbench", runs_code=True),
 )  # fmt: skip
 """The run browser's actions."""
 

@@ -16,8 +16,8 @@ from textual.notifications import SeverityLevel
 from textual.screen import ModalScreen, Screen
 from textual.theme import Theme
 
+from ..engine.attempt import Executor
 from ..engine.clock import Clock
-from ..engine.executors import Executor
 from ..records.errors import RecordError
 from ..records.export import RunRecord
 from ..records.store import RunStore
@@ -77,11 +77,13 @@ class HarnessApp(App[None]):
         preferences: Preferences | None = None,
         store_path: Path | None = None,
         browse: bool = False,
+        read_only: bool = False,
     ) -> None:
         """``store_path``: where runs are recorded and browsed (``store``, when open, is the
         store there; without one, it is made when a workflow is opened). ``browse``: start on
         the run browser."""
         super().__init__()
+        self.read_only = read_only
         self.preferences = preferences or Preferences()
         self._ascii = AsciiGlyphs() if self.preferences.glyphs == "ascii" else None
         self.session = session
@@ -105,7 +107,7 @@ class HarnessApp(App[None]):
         if self.browse and self.session is None and self.open_error is None:
             self.push_screen(self._browser())
         else:
-            self.push_screen(WorkbenchScreen(self.session, self.open_error, self._open))
+            self.push_screen(self._workbench(self.session, self.open_error))
         if self.store_problem:
             self.notify(self.store_problem, title="Run store", severity="warning")
 
@@ -132,15 +134,20 @@ class HarnessApp(App[None]):
 
     # -- the run browser --------------------------------------------------------------------
 
+    def _workbench(
+        self, session: Session | None, error: OpenError | None = None
+    ) -> WorkbenchScreen:
+        return WorkbenchScreen(session, error, self._open, self.read_only)
+
     def _browser(self) -> RunBrowserScreen:
         where = self.store_path or (self.store.path if self.store is not None else Path())
-        return RunBrowserScreen(RunBrowser(self.store, where), self._show_opened)
+        return RunBrowserScreen(RunBrowser(self.store, where), self._show_opened, self.read_only)
 
     def _show_opened(self, opened: Opened, task: str | None) -> None:
         """A workbench over the browser on what it opened: a record replayed (re-run from
         ``task`` when given), a resumed run, or nothing (the open dialog)."""
         if opened is None:
-            self.push_screen(WorkbenchScreen(None, None, self._open))
+            self.push_screen(self._workbench(None))
             return
         if isinstance(opened, RunRecord):
             session = Session(opened.workflow, opened.payload, record=opened, clock=self.clock)
@@ -155,7 +162,7 @@ class HarnessApp(App[None]):
                 executor=self.run_executor,
                 resumed=opened,
             )
-        screen = WorkbenchScreen(session, None, self._open)
+        screen = self._workbench(session)
         self.push_screen(screen)
         if task is not None:
 
@@ -287,6 +294,7 @@ def create_app(
     executor: Executor | None = None,
     preferences: Preferences | None = None,
     browse: bool = False,
+    read_only: bool = False,
 ) -> HarnessApp:
     """The app as the CLI builds it (tests and screenshots use this very factory).
 
@@ -294,7 +302,8 @@ def create_app(
     cannot be opened is shown in the app, or with ``strict`` (the command line, where one
     clear line and exit 2 beat a full-screen error) raised as an :class:`OpenError`.
     Without ``path``, ``browse`` starts on the run browser of that store; browsing never
-    creates a store (it is made when a workflow is opened and run).
+    creates a store (it is made when a workflow is opened and run). ``read_only`` refuses
+    every action that runs or imports code (``serve --replay``).
     """
     store: RunStore | None = None
     problem: str | None = None
@@ -321,6 +330,7 @@ def create_app(
             preferences=preferences,
             store_path=None if store_path is None else Path(store_path),
             browse=browsing,
+            read_only=read_only,
         )
 
     if path is None:

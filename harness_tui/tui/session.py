@@ -14,13 +14,14 @@ from dataclasses import InitVar, dataclass
 from pathlib import Path
 from typing import Any
 
+from ..engine.attempt import Executor
 from ..engine.canonical import check_json, digest
 from ..engine.clock import Clock
 from ..engine.errors import HarnessError
 from ..engine.events import FAILURE_STATUSES, Status, TraceEvent, ends_task
-from ..engine.executors import Executor, SerialExecutor
 from ..engine.orchestrator import Run
 from ..engine.state import Snapshot
+from ..executors.threads import ThreadExecutor
 from ..layout import Routing, route_dag
 from ..records.errors import RecordError
 from ..records.export import FileKind, RunRecord, export_name, file_kind
@@ -146,7 +147,7 @@ class Session:
     def _executor(self) -> Executor:
         """The executor of a new live run: ``executor`` when given (a Dask cluster), else
         threads of this process, every attempt in one so that a stop can leave it behind."""
-        return self.executor or SerialExecutor(isolate=True)
+        return self.executor or ThreadExecutor(isolate=True)
 
     def _replace_run(self) -> None:
         """Leave the current run behind (the store marks it abandoned) and start afresh."""

@@ -73,7 +73,7 @@ class LazyCallable:
         ref: the reference text.
         base: the workflow file's folder, searched before ``sys.path``.
         isolation: ``in-process`` or ``process`` (run by a child process: see
-            :mod:`harness_tui.engine.isolation`).
+            :mod:`harness_tui.executors.process`).
     """
 
     __slots__ = ("_fn", "base", "isolation", "ref")

@@ -12,9 +12,9 @@ import pytest
 
 from harness_tui.engine.capture import DEFAULT_LOG_LIMIT, AttemptLog, truncation_mark
 from harness_tui.engine.clock import FakeClock
-from harness_tui.engine.executors import SerialExecutor
 from harness_tui.engine.graph import TaskGraph, TaskNode
 from harness_tui.engine.orchestrator import RetiredStep, Run, TaskOrchestrator
+from harness_tui.executors.threads import ThreadExecutor
 
 Fn = Callable[[Mapping[str, Any]], Any]
 
@@ -69,10 +69,10 @@ def test_logging_records_at_several_levels_are_captured() -> None:
 
 @pytest.mark.parametrize(
     "executor",
-    [SerialExecutor(), SerialExecutor(isolate=True), SerialExecutor(timeouts="thread")],
+    [ThreadExecutor(), ThreadExecutor(isolate=True), ThreadExecutor(timeouts="thread")],
     ids=["direct", "worker", "thread-timeout"],
 )
-def test_a_thread_the_task_starts_is_attributed_to_its_attempt(executor: SerialExecutor) -> None:
+def test_a_thread_the_task_starts_is_attributed_to_its_attempt(executor: ThreadExecutor) -> None:
     run = run_of(TaskNode("a", with_thread, timeout_seconds=30.0), executor=executor)
     assert run.log("a", 1) == AttemptLog("from the task's thread\n", False)
 

@@ -9,9 +9,9 @@ from typing import Any
 
 from harness_tui.engine.clock import FakeClock
 from harness_tui.engine.events import RunStatus
-from harness_tui.engine.executors import SerialExecutor
 from harness_tui.engine.graph import TaskGraph, TaskNode, Trigger
 from harness_tui.engine.orchestrator import TaskOrchestrator
+from harness_tui.executors.threads import ThreadExecutor
 from harness_tui.records.export import RunRecord
 from harness_tui.records.replay import replay
 
@@ -67,7 +67,7 @@ def _hang(started: threading.Event, release: threading.Event) -> Any:
 
 def test_a_user_stop_cancels_the_work_and_runs_the_cleanup() -> None:
     started, release = threading.Event(), threading.Event()
-    orchestrator = pipeline(_hang(started, release), executor=SerialExecutor(isolate=True))
+    orchestrator = pipeline(_hang(started, release), executor=ThreadExecutor(isolate=True))
     run = orchestrator.start(PAYLOAD)
     threading.Thread(target=lambda: (started.wait(5), run.cancel())).start()
     run.run_to_end()
@@ -78,7 +78,7 @@ def test_a_user_stop_cancels_the_work_and_runs_the_cleanup() -> None:
 
 def test_a_second_stop_cancels_the_cleanup_too() -> None:
     started, release = threading.Event(), threading.Event()
-    orchestrator = pipeline(_hang(started, release), executor=SerialExecutor(isolate=True))
+    orchestrator = pipeline(_hang(started, release), executor=ThreadExecutor(isolate=True))
     run = orchestrator.start(PAYLOAD)
     threading.Thread(target=lambda: (started.wait(5), run.cancel(), run.cancel())).start()
     run.run_to_end()

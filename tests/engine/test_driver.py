@@ -11,9 +11,9 @@ import pytest
 from harness_tui.engine.clock import FakeClock
 from harness_tui.engine.driver import Driver, Stop, StopReason
 from harness_tui.engine.events import RunStatus, Status, TraceEvent
-from harness_tui.engine.executors import SerialExecutor
 from harness_tui.engine.graph import TaskGraph, TaskNode, Trigger
 from harness_tui.engine.orchestrator import Run, TaskOrchestrator
+from harness_tui.executors.threads import ThreadExecutor
 
 from .test_orchestrator import PAYLOAD, boom, const, flaky
 
@@ -168,7 +168,7 @@ def test_cancel_from_another_thread_cancels_the_attempt_and_the_rest() -> None:
                 TaskNode("b", const(2), depends_on=("a",)),
             ]
         ),
-        executor=SerialExecutor(isolate=True),
+        executor=ThreadExecutor(isolate=True),
     ).start(PAYLOAD)
     driver = Driver(run)
     result: list[Stop] = []

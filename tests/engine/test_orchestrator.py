@@ -9,7 +9,6 @@ import pytest
 
 from harness_tui.engine.clock import FakeClock
 from harness_tui.engine.events import RunStatus, Status
-from harness_tui.engine.executors import RecordedExecutor, SerialExecutor
 from harness_tui.engine.graph import TaskGraph, TaskNode, Trigger
 from harness_tui.engine.orchestrator import (
     OnFailure,
@@ -18,6 +17,8 @@ from harness_tui.engine.orchestrator import (
     Run,
     TaskOrchestrator,
 )
+from harness_tui.engine.recorded import RecordedExecutor
+from harness_tui.executors.threads import ThreadExecutor
 
 Inputs = Mapping[str, Any]
 PAYLOAD = {"user_id": "u001"}
@@ -138,7 +139,7 @@ def test_real_timeout_interrupts_or_abandons_a_hanging_task(mode: str) -> None:
         return "never seen"
 
     graph = TaskGraph.from_nodes([TaskNode("h", hang, timeout_seconds=0.2)])
-    orchestrator = TaskOrchestrator(graph, executor=SerialExecutor(timeouts=mode))
+    orchestrator = TaskOrchestrator(graph, executor=ThreadExecutor(timeouts=mode))
     started = time.monotonic()
     run = orchestrator.start(PAYLOAD).run_to_end()
     elapsed = time.monotonic() - started
@@ -342,7 +343,7 @@ def test_cancel_from_another_thread_stops_a_hanging_attempt() -> None:
     graph = TaskGraph.from_nodes(
         [TaskNode("h", hang), TaskNode("after", const(1), depends_on=("h",))]
     )
-    run = TaskOrchestrator(graph, executor=SerialExecutor(isolate=True)).start(PAYLOAD)
+    run = TaskOrchestrator(graph, executor=ThreadExecutor(isolate=True)).start(PAYLOAD)
     threading.Timer(0.2, run.cancel).start()
     run.run_to_end()
     release.set()
@@ -558,7 +559,7 @@ def test_the_executor_does_not_change_the_trace(isolate: bool, timeouts: str) ->
     other = (
         TaskOrchestrator(
             TaskGraph.from_nodes(nodes()),
-            executor=SerialExecutor(isolate=isolate, timeouts=timeouts),
+            executor=ThreadExecutor(isolate=isolate, timeouts=timeouts),
         )
         .start(PAYLOAD)
         .run_to_end()
@@ -579,7 +580,7 @@ def test_a_user_cancelled_run_stays_cancelled_when_restored() -> None:
             [TaskNode("h", hang), TaskNode("after", const(1), depends_on=("h",))]
         )
 
-    run = TaskOrchestrator(graph(), executor=SerialExecutor(isolate=True)).start(PAYLOAD)
+    run = TaskOrchestrator(graph(), executor=ThreadExecutor(isolate=True)).start(PAYLOAD)
     threading.Timer(0.2, run.cancel).start()
     run.run_to_end()
     release.set()

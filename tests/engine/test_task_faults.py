@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from harness_tui.engine.clock import SystemClock
-from harness_tui.engine.executors import AttemptCall, SerialExecutor
+from harness_tui.engine.attempt import Attempt
+from harness_tui.executors.threads import ThreadExecutor
 
 
 class _Unprintable(Exception):
@@ -44,17 +44,15 @@ def _raise(exc: BaseException) -> Any:
 def test_whatever_a_task_raises_is_its_failure(
     exc: BaseException, error: dict[str, str], timeout: float | None
 ) -> None:
-    call = AttemptCall("t", 1, "task", _raise(exc), {}, timeout)
-    outcome = SerialExecutor().execute(call, SystemClock())
+    call = Attempt("t", 1, "task", _raise(exc), {}, timeout)
+    outcome = ThreadExecutor().run(call)
     assert (outcome.kind, outcome.error) == ("error", error)
     assert outcome.traceback is not None and "in task" in outcome.traceback
-    assert "executors.py" not in outcome.traceback  # starts at the task's own frame
+    assert "here.py" not in outcome.traceback  # starts at the task's own frame
 
 
 def test_keyboard_interrupt_in_a_task_stops_instead_of_failing() -> None:
-    outcome = SerialExecutor().execute(
-        AttemptCall("t", 1, "task", _raise(KeyboardInterrupt()), {}, None), SystemClock()
-    )
+    outcome = ThreadExecutor().run(Attempt("t", 1, "task", _raise(KeyboardInterrupt()), {}, None))
     assert outcome.kind == "cancelled"
     assert outcome.error is not None and outcome.error["type"] == "KeyboardInterrupt"
 
@@ -76,23 +74,17 @@ def _block_alarm(inputs: Mapping[str, Any]) -> str:
 @pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="no interval timers")
 def test_a_task_cannot_outlast_or_disable_the_signal_timeout() -> None:
     assert threading.current_thread() is threading.main_thread()
-    executor, clock = SerialExecutor(), SystemClock()
+    executor = ThreadExecutor()
     try:
         started = time.monotonic()
-        assert executor.execute(AttemptCall("t", 1, "task", _swallow, {}, 0.2), clock).kind == (
-            "timeout"
-        )
+        assert executor.run(Attempt("t", 1, "task", _swallow, {}, 0.2)).kind == ("timeout")
         assert time.monotonic() - started < 2
         # A task that blocks SIGALRM overruns (in-process cannot stop it) ...
-        assert executor.execute(AttemptCall("b", 1, "task", _block_alarm, {}, 0.1), clock).kind == (
-            "timeout"
-        )
+        assert executor.run(Attempt("b", 1, "task", _block_alarm, {}, 0.1)).kind == ("timeout")
         assert signal.SIGALRM not in signal.pthread_sigmask(signal.SIG_BLOCK, ())
         # ... but the next task's timeout works again.
         started = time.monotonic()
-        assert executor.execute(AttemptCall("t", 1, "task", _swallow, {}, 0.2), clock).kind == (
-            "timeout"
-        )
+        assert executor.run(Attempt("t", 1, "task", _swallow, {}, 0.2)).kind == ("timeout")
         assert time.monotonic() - started < 2
     finally:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGALRM})

@@ -239,8 +239,8 @@ def test_the_workflow_file_asks_for_a_process(tmp_path: Path, where: str) -> Non
 
 def test_isolation_never_wraps_a_replay() -> None:
     """A replay runs no code (I6): not in this process, not in a child either."""
-    from harness_tui.engine.executors import RecordedExecutor
-    from harness_tui.engine.isolation import ProcessExecutor
+    from harness_tui.engine.recorded import RecordedExecutor
+    from harness_tui.executors.process import ProcessExecutor
     from harness_tui.records.live import LiveRun
     from harness_tui.workflow.loader import load_workflow
 

@@ -266,7 +266,7 @@ def test_export_a_stored_run_redacted(tmp_path: Path) -> None:
 def test_a_cancelled_stored_run_exports_redacted_with_a_valid_checksum(tmp_path: Path) -> None:
     import threading
 
-    from harness_tui.engine.executors import SerialExecutor
+    from harness_tui.executors.threads import ThreadExecutor
     from harness_tui.workflow.loader import parse_workflow
 
     workflow = parse_workflow(
@@ -275,7 +275,7 @@ def test_a_cancelled_stored_run_exports_redacted_with_a_valid_checksum(tmp_path:
         "  after: {run: builtin:echo, depends_on: [slow]}\n"
     )
     store = RunStore(tmp_path / "runs.db")
-    run = TaskOrchestrator(workflow.graph, executor=SerialExecutor(isolate=True)).start(
+    run = TaskOrchestrator(workflow.graph, executor=ThreadExecutor(isolate=True)).start(
         workflow.payload
     )
     run_id = store.record(run, workflow)

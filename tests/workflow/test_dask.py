@@ -23,11 +23,13 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 
 from harness_tui.cli import cli
+from harness_tui.engine.attempt import ExecutorError
 from harness_tui.engine.events import Status
 from harness_tui.engine.graph import TaskGraph
 from harness_tui.engine.harness import Harness
 from harness_tui.engine.orchestrator import OnFailure, Run, TaskOrchestrator
-from harness_tui.workflow.cluster import DaskCluster, DaskError, DaskExecutor, parse_executor
+from harness_tui.executors.dask import DaskCluster, DaskExecutor
+from harness_tui.executors.registry import executor_from_option
 from harness_tui.workflow.loader import load_workflow
 from tests.conftest import WORKFLOWS
 from tests.engine.test_parallel import graphs
@@ -211,7 +213,7 @@ def test_callables_without_a_reference_are_refused_in_one_line(
     harness = Harness(executor=DaskExecutor(local_cluster), workers=2)
     harness.register("fine", _module_level)
     harness.register("closure", lambda inputs: 1, depends_on=["fine"])
-    with pytest.raises(DaskError, match=r"task 'closure' cannot run on Dask") as caught:
+    with pytest.raises(ExecutorError, match=r"task 'closure' cannot run on dask") as caught:
         harness.run({})
     assert "\n" not in str(caught.value)
     harness = Harness(executor=DaskExecutor(local_cluster), workers=2)
@@ -224,12 +226,12 @@ def _module_level(inputs: dict[str, object]) -> object:
 
 
 def test_executor_specs_and_worker_numbers() -> None:
-    assert parse_executor("threads") is None
-    assert parse_executor("dask") == ""
-    assert parse_executor("dask=tcp://127.0.0.1:8786") == "tcp://127.0.0.1:8786"
+    assert executor_from_option("dask").address == ""  # type: ignore[attr-defined]
+    remote = executor_from_option("dask=tcp://127.0.0.1:8786")
+    assert remote.address == "tcp://127.0.0.1:8786"  # type: ignore[attr-defined]
     for bad in ("dask=", "ray", "dask:tcp://x"):
-        with pytest.raises(DaskError, match="invalid executor"):
-            parse_executor(bad)
+        with pytest.raises(ExecutorError):
+            executor_from_option(bad)
     code = CliRunner().invoke(cli, ["run", str(SHIPPED[0]), "--executor", "ray"]).exit_code
     assert code == 2
 
@@ -272,7 +274,7 @@ def test_modules_of_the_same_name_in_two_folders_do_not_mix(
 
 
 def test_a_worker_forgets_a_module_that_another_folder_provides(tmp_path: Path) -> None:
-    from harness_tui.workflow.cluster_worker import _forget_others
+    from harness_tui.executors.dask_worker import _forget_others
     from harness_tui.workflow.refs import LazyCallable
 
     folders = [tmp_path / "a", tmp_path / "b"]
@@ -318,13 +320,13 @@ async def test_the_workbench_runs_and_reruns_on_dask_with_the_serial_digest(
     serial = TaskOrchestrator(workflow.graph, on_failure=workflow.on_failure)
     expected = serial.start(workflow.payload).run_to_end().digests()
     sent: list[object] = []
-    execute = DaskExecutor.execute
+    execute = DaskExecutor.run
 
-    def counted(self: DaskExecutor, call: Any, clock: Any) -> Any:
-        sent.append(call)
-        return execute(self, call, clock)
+    def counted(self: DaskExecutor, attempt: Any) -> Any:
+        sent.append(attempt)
+        return execute(self, attempt)
 
-    monkeypatch.setattr(DaskExecutor, "execute", counted)
+    monkeypatch.setattr(DaskExecutor, "run", counted)
     app = make_app(path, executor=DaskExecutor(local_cluster), workers=2)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("c")

@@ -19,7 +19,7 @@ from ...engine.errors import HarnessError
 from ...records.export import RunRecord, export_name
 from ...records.live import LiveRun
 from ...records.run_query import RunRow
-from ..actions import BROWSER, Action, routed_bindings
+from ..actions import BROWSER, READ_ONLY, Action, routed_bindings
 from ..browser import OpenMode, RunBrowser, open_mode
 from ..modals.confirm import ConfirmModal
 from ..modals.export import ExportModal
@@ -66,12 +66,19 @@ class RunBrowserScreen(ActingScreen):
     BINDINGS = routed_bindings(BROWSER)
     AUTO_FOCUS = "#browser-runs"
 
-    def __init__(self, browser: RunBrowser, show: Callable[[Opened, str | None], object]) -> None:
+    def __init__(
+        self,
+        browser: RunBrowser,
+        show: Callable[[Opened, str | None], object],
+        read_only: bool = False,
+    ) -> None:
         """``show(opened, task)`` opens a workbench on what was opened; with ``task``, a
-        replayed run is re-run from that task (asked first, as in the workbench)."""
+        replayed run is re-run from that task (asked first, as in the workbench).
+        ``read_only`` refuses what runs code: re-running, resuming, opening a file."""
         super().__init__()
         self.browser = browser
         self.show = show
+        self.read_only = read_only
 
     def compose(self) -> ComposeResult:
         yield Static(id="browser-title")
@@ -107,7 +114,12 @@ class RunBrowserScreen(ActingScreen):
     # -- the action table -------------------------------------------------------------------
 
     def why_not(self, action: Action) -> str | None:
-        return action.why_not(self.browser.state(self._cursor()))
+        state = self.browser.state(self._cursor())
+        if self.read_only:
+            resumes = state.selected is not None and open_mode(state.selected) is OpenMode.RESUME
+            if action.runs_code or (action.id == "runs-open" and resumes):
+                return READ_ONLY
+        return action.why_not(state)
 
     # -- rendering --------------------------------------------------------------------------
 

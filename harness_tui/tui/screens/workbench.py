@@ -16,7 +16,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import Footer, Static
 
-from ..actions import INSPECTOR, WORKBENCH, Action, routed_bindings
+from ..actions import INSPECTOR, READ_ONLY, WORKBENCH, Action, routed_bindings
 from ..controller import RunController
 from ..messages import RunUpdated
 from ..sanitize import shown
@@ -47,10 +47,15 @@ class WorkbenchScreen(ActingScreen):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
 
     def __init__(
-        self, session: Session | None, error: OpenError | None = None, opener: Opener | None = None
+        self,
+        session: Session | None,
+        error: OpenError | None = None,
+        opener: Opener | None = None,
+        read_only: bool = False,
     ) -> None:
         super().__init__()
         self.error = error
+        self.read_only = read_only
         self.controller = RunController(
             session, lambda update: self.post_message(RunUpdated(update)), self._spawn
         )
@@ -109,6 +114,8 @@ class WorkbenchScreen(ActingScreen):
     # -- the action table -------------------------------------------------------------------
 
     def why_not(self, action: Action) -> str | None:
+        if self.read_only and action.runs_code:
+            return READ_ONLY
         return action.why_not(self.controller.state())
 
     def greyed(self, action: Action) -> bool:

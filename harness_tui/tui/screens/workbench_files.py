@@ -6,12 +6,14 @@ would throw the run away) and, when it opens a modal, ends when the modal closes
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ...records.export import RunRecord, atomic_write
 from ...records.report_html import REPORT_SUFFIXES, render_report
+from ...workflow.limits import current
 from ...workflow.loader import diff_workflows
 from ...workflow.payload import Payload
 from ..modals.export import ExportModal
@@ -81,12 +83,18 @@ class FileActions:
         session = self.controller.session
         if session is None:
             return False
-        default = Path.cwd() / session.default_export_name()
+        web = self.screen.app.is_web  # served: the file goes to the browser, not the server
+        default = Path(session.default_export_name())
+        default = default if web else Path.cwd() / default
 
         def write(path: Path | None) -> None:
             if path is not None:
                 record = session.export_record()
-                said, ok = write_export(record, path, session.default_export_name())
+                source = session.default_export_name()
+                if web:
+                    said, ok = self._deliver(record, path.name, source)
+                else:
+                    said, ok = write_export(record, path, source)
                 if ok:
                     self.screen.notify(said, title="Export")
                 else:
@@ -95,6 +103,23 @@ class FileActions:
 
         self.screen.app.push_screen(ExportModal(default), write)
         return True
+
+    def _deliver(self, record: RunRecord, name: str, source: str) -> tuple[str, bool]:
+        """A served workbench sends the export or report to the browser as a download, with
+        the text that :meth:`RunRecord.write` or the report would write (logs left out when
+        they would take the export over the reader's size limit). What to say, and whether
+        it was sent."""
+        fmt = REPORT_SUFFIXES.get(Path(name).suffix.lower())
+        if fmt is None:
+            text = record.within(current().export_bytes)[1]
+        else:
+            text = render_report(record, fmt, source)
+        try:
+            self.screen.app.deliver_binary(io.BytesIO(text.encode("utf-8")), save_filename=name)
+        except OSError as exc:
+            return f"cannot send {name}: {exc.strerror}", False
+        what = "exported" if fmt is None else f"wrote the {fmt} report"
+        return f"{what} {name} (a download)", True
 
     def _open_now(self) -> bool:
         def opened(path: Path | None) -> None:

@@ -7,8 +7,12 @@ the attempts of the tasks that ask for it (or of every task) in a child process 
 the attempt: the task is named by its ``module:function`` reference, its inputs go to the
 child's stdin as JSON, the result comes back as JSON through a pipe of its own (what the task
 prints goes to the attempt's log), and a timeout or a stop kills the child's whole process
-group. The child runs ``command`` (a front end gives the workflow layer's runner); a callable
-with no reference (a Python-defined harness) runs in-process as before.
+group. The child runs :data:`COMMAND` (:mod:`.child`); a callable with no reference (a
+Python-defined harness) runs in-process as before.
+
+Process isolation is not an ``--executor``: it wraps whichever executor runs the run's other
+attempts (``threads`` or a plugin), and a run that asks for it on an executor whose attempts
+run elsewhere already (Dask) or run no code (a replay) is left as it is.
 
 Each attempt pays for a Python start-up (about 0.1-0.3 s): isolate the tasks that need it.
 """
@@ -23,37 +27,35 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Mapping, Sequence
-from typing import IO, Any
+from collections.abc import Sequence
+from typing import IO
 
-from .canonical import loads
-from .clock import Clock
-from .executors import INTERRUPTED, AttemptCall, Executor, Outcome
+from ..engine.attempt import (
+    CANCELLED,
+    ERROR,
+    INTERRUPTED,
+    OK,
+    TIMEOUT,
+    Attempt,
+    Executor,
+    Outcome,
+    request_of,
+)
+from ..engine.canonical import loads
 
-__all__ = ["PROCESS", "ProcessExecutor", "request_of"]
+__all__ = ["COMMAND", "PROCESS", "ProcessExecutor"]
 
 PROCESS = "process"
 """The value of a callable's ``isolation`` attribute that asks for a child process."""
 
-
-def request_of(inputs: Mapping[str, Any]) -> str:
-    """The JSON text of a task's inputs, as the child receives them (plain mappings)."""
-    results = inputs["context"]["results"]
-    return json.dumps(
-        {
-            "payload": inputs["payload"],
-            "context": {"results": {name: results[name] for name in results}},
-            "params": inputs["params"],
-            "task": inputs["task"],
-        },
-        ensure_ascii=True,
-    )
+COMMAND = (sys.executable, "-m", "harness_tui.executors.child")
+"""The child's command line, without its arguments."""
 
 
 class _Child:
     """One attempt's child process and the threads that feed it and read it."""
 
-    def __init__(self, command: Sequence[str], call: AttemptCall) -> None:
+    def __init__(self, command: Sequence[str], call: Attempt) -> None:
         self.call = call
         self.done = threading.Event()
         self.cancelled = False
@@ -126,11 +128,11 @@ class _Child:
         except ValueError:
             reply = None
         if isinstance(reply, dict) and reply.get("kind") == "ok":
-            return Outcome("ok", loads(reply["text"]))
+            return Outcome(OK, loads(reply["text"]))
         if isinstance(reply, dict) and reply.get("kind") == "cancelled":
-            return Outcome("cancelled", error=reply.get("error"))
+            return Outcome(CANCELLED, error=reply.get("error"))
         if isinstance(reply, dict) and reply.get("kind") == "error":
-            return Outcome("error", error=reply["error"], traceback=reply.get("traceback"))
+            return Outcome(ERROR, error=reply["error"], traceback=reply.get("traceback"))
         code = self.process.returncode
         how = (
             f"was killed by {signal.Signals(-code).name}"
@@ -138,7 +140,7 @@ class _Child:
             else f"exited with code {code}"
         )
         return Outcome(
-            "error",
+            ERROR,
             error={
                 "type": "ProcessExited",
                 "message": f"the task's process {how} without a result",
@@ -146,89 +148,91 @@ class _Child:
         )
 
 
-class ProcessExecutor:
+class ProcessExecutor(Executor):
     """Runs the attempts whose callable asks for it (``isolation`` attribute ``process``), or
     every attempt with ``everything``, in a child process; the others go to ``inner``.
 
     Args:
-        inner: the executor for in-process attempts.
+        inner: the executor for the other attempts.
         command: the child's command line (the reference, its base folder and the result
             pipe's descriptor are appended).
         everything: isolate every task, not only those that ask.
     """
 
-    def __init__(self, inner: Executor, command: Sequence[str], everything: bool = False) -> None:
+    name = "process"
+    isolatable = False  # it is the isolation already
+
+    def __init__(
+        self, inner: Executor, command: Sequence[str] = COMMAND, everything: bool = False
+    ) -> None:
         self.inner = inner
+        self.pickles = inner.pickles
         self.command = tuple(command)
         self.everything = everything
-        self._current: _Child | None = None
+        self._children: dict[int, _Child] = {}  # by id(attempt): a run's threads share it
         self._lock = threading.RLock()
 
-    def for_thread(self) -> ProcessExecutor:
-        """A copy for one worker thread of a parallel run (each has its own child to stop)."""
-        from .parallel import executor_factory
-
-        make = executor_factory(self.inner)
-        return ProcessExecutor(make() if make else self.inner, self.command, self.everything)
-
-    def _isolated(self, call: AttemptCall) -> bool:
-        fn = call.fn
+    def _isolated(self, attempt: Attempt) -> bool:
+        fn = attempt.fn
         if getattr(fn, "ref", None) is None:
             return False  # a plain Python callable: nothing to start a child with
         return self.everything or getattr(fn, "isolation", None) == PROCESS
 
-    def execute(self, call: AttemptCall, clock: Clock) -> Outcome:
+    def run(self, attempt: Attempt) -> Outcome:
         """Run the attempt in a child process when it is isolated, else in ``inner``."""
-        if not self._isolated(call):
-            return self.inner.execute(call, clock)
+        if not self._isolated(attempt):
+            return self.inner.run(attempt)
+        clock = attempt.clock
         started = clock.now()
         try:
-            child = _Child(self.command, call)
+            child = _Child(self.command, attempt)
         except OSError as exc:  # no process to be had (limits, a missing interpreter)
             return Outcome(
-                "error",
+                ERROR,
                 error={"type": "ProcessStartFailed", "message": f"{exc.strerror or exc}"},
             )
+        key = id(attempt)
         with self._lock:
-            self._current = child
+            self._children[key] = child
         finished = False
         try:
-            finished = clock.wait(child.done, call.timeout)
+            finished = clock.wait(child.done, attempt.timeout)
         finally:
             with self._lock:
-                self._current = None
+                del self._children[key]
             if child.cancelled or not finished:
                 child.kill()
         if child.cancelled:
-            return INTERRUPTED if child.interrupted else Outcome("cancelled")
+            return INTERRUPTED if child.interrupted else Outcome(CANCELLED)
         if not finished:
-            return Outcome("timeout")
-        if call.timeout is not None and clock.now() - started > call.timeout:
-            return Outcome("timeout")
+            return Outcome(TIMEOUT)
+        if attempt.timeout is not None and clock.now() - started > attempt.timeout:
+            return Outcome(TIMEOUT)
         return child.outcome()
 
-    def cancel(self) -> None:
-        """Stop the attempt in progress: a child is killed (``cancelled``)."""
-        self.inner.cancel()
+    def cancel(self, attempt: Attempt) -> None:
+        """Stop the attempt: its child is killed (``cancelled``), or ``inner`` is told."""
         with self._lock:
-            child = self._current
+            child = self._children.get(id(attempt))
             if child is not None:
                 child.cancelled = True
                 child.done.set()
+                return
+        self.inner.cancel(attempt)
 
     def interrupt(self) -> None:
-        """Ctrl+C (see :meth:`SerialExecutor.interrupt`): a child is stopped; an in-process
-        attempt is interrupted by the inner executor."""
+        """Ctrl+C: every child is stopped and says so (``KeyboardInterrupt``); ``inner`` is
+        told."""
         with self._lock:
-            if self._current is not None:
-                self._current.interrupted = True
-        self.cancel()
-        interrupt = getattr(self.inner, "interrupt", None)
-        if interrupt is not None:
-            interrupt()
+            for child in self._children.values():
+                child.interrupted = child.cancelled = True
+                child.done.set()
+        self.inner.interrupt()
+
+    def start(self) -> None:
+        """Start ``inner``."""
+        self.inner.start()
 
     def close(self) -> None:
-        """Close the inner executor."""
-        close = getattr(self.inner, "close", None)
-        if close is not None:
-            close()
+        """Close ``inner``."""
+        self.inner.close()

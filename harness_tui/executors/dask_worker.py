@@ -1,4 +1,4 @@
-"""What a Dask worker runs for ``--executor dask`` (see :mod:`.cluster`): imported only where
+"""What a Dask worker runs for ``--executor dask`` (see :mod:`.dask`): imported only where
 Dask is installed."""
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ from typing import Any
 
 from distributed import WorkerPlugin, get_worker
 
+from ..engine.attempt import PlainInputs
 from ..engine.capture import LogBuffer, current, install
-from .isolated import _attempt, _Inputs
-from .refs import LazyCallable, _import_lock
+from ..workflow.refs import LazyCallable, _import_lock
+from .child import reply_of
 
 __all__ = ["FolderPlugin", "remote_attempt"]
 
@@ -33,7 +34,7 @@ def remote_attempt(
     Args:
         ref: the task's ``module:function`` reference.
         folder: the name of the uploaded folder to import it from ("" for none).
-        request: the task's inputs as JSON text (:func:`~harness_tui.engine.isolation.request_of`).
+        request: the task's inputs as JSON text (:func:`~harness_tui.engine.attempt.request_of`).
         limit: characters of output kept, 0 to capture none.
         timeout: seconds, or None.
     """
@@ -41,7 +42,7 @@ def remote_attempt(
     base = os.path.join(worker.local_directory, folder) if folder else ""
     if base:
         _forget_others(ref.partition(":")[0].split(".")[0], Path(base))
-    inputs = _Inputs(json.loads(request))
+    inputs = PlainInputs(json.loads(request))
     log = LogBuffer("", 0, limit) if limit else None
     if log is not None:
         install()
@@ -76,14 +77,14 @@ def _forget_others(top: str, base: Path) -> None:
 
 def _timed(ref: str, base: str, inputs: dict[str, Any], timeout: float | None) -> dict[str, Any]:
     if timeout is None:
-        return _attempt(ref, base, inputs)
+        return reply_of(ref, base, inputs)
     # Imported before the clock starts: a worker's first import of the task's module is not
     # the task's time (in-process it was imported once, long before).
     with contextlib.suppress(Exception):  # a failing import is reported by the attempt
         LazyCallable(ref, Path(base) if base else None).resolve()
     replies: list[dict[str, Any]] = []
     thread = threading.Thread(
-        target=lambda: replies.append(_attempt(ref, base, inputs)),
+        target=lambda: replies.append(reply_of(ref, base, inputs)),
         name="harness-attempt",
         daemon=True,
     )

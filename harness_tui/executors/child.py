@@ -1,6 +1,6 @@
-"""The child process of ``isolation: process`` (see :mod:`harness_tui.engine.isolation`).
+"""The child process of ``isolation: process`` (see :mod:`.process`).
 
-``python -m harness_tui.workflow.isolated REF BASE FD``: reads the task's inputs (JSON) from
+``python -m harness_tui.executors.child REF BASE FD``: reads the task's inputs (JSON) from
 stdin, resolves ``REF`` as the workflow loader does (``BASE``, the workflow's folder, first on
 the path), calls it once, and writes the outcome as JSON to descriptor ``FD``. Then it ends at
 once: a thread the task left running does not hold it.
@@ -14,31 +14,21 @@ import inspect
 import json
 import os
 import sys
-import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..engine.attempt import INTERRUPTED, PlainInputs
 from ..engine.canonical import CanonicalError, check_json
-from ..engine.clock import SystemClock
-from ..engine.executors import INTERRUPTED
 from ..engine.failures import error_of, traceback_of
-from .refs import LazyCallable
+from ..workflow.refs import LazyCallable
 
-__all__ = ["COMMAND", "main"]
-
-COMMAND = (sys.executable, "-m", "harness_tui.workflow.isolated")
-"""The child's command line, without its arguments."""
+__all__ = ["main", "reply_of"]
 
 
-class _Inputs(dict[str, Any]):
-    """The inputs mapping, with the ``clock`` and ``cancelled`` built-ins look for."""
-
-    clock = SystemClock()
-    cancelled = threading.Event()
-
-
-def _attempt(ref: str, base: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+def reply_of(ref: str, base: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """Resolve ``ref`` (``base`` first on the path), call it once with ``inputs``, and say how
+    it went as JSON-ready data: ``{"kind": "ok", "text"}``, ``cancelled`` or ``error``."""
     try:
         fn = LazyCallable(ref, Path(base) if base else None).resolve()
         value = fn(inputs)
@@ -60,8 +50,8 @@ def main(argv: list[str]) -> None:
     for stream in (sys.stdout, sys.stderr):  # as in-process capture: a lone surrogate prints
         stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
     result = os.fdopen(fd, "w", encoding="ascii")
-    inputs = _Inputs(json.loads(sys.stdin.read()))
-    reply = _attempt(ref, base, inputs)
+    inputs = PlainInputs(json.loads(sys.stdin.read()))
+    reply = reply_of(ref, base, inputs)
     result.write(json.dumps(reply, ensure_ascii=True))
     result.close()
     for stream in (sys.stdout, sys.stderr):

@@ -1,4 +1,4 @@
-"""``--executor dask``: attempts run on a Dask cluster (DESIGN.md "Parallel execution").
+"""``--executor dask[=ADDRESS]``: attempts run on a Dask cluster (docs/executors.md).
 
 The run's parallel pool dispatches as with threads; each pool worker submits its attempt to
 Dask as one task (``retries=0``) and waits for it, so retries, timeouts, fallbacks and the
@@ -7,7 +7,8 @@ task by its ``module:function`` reference, as ``isolation: process`` does: the t
 (the workflow file's, or the folder its module is imported from) is uploaded to every worker
 by a worker plugin, so workers need harness-tui and the tasks' third-party packages
 installed, but no shared filesystem. A task with no reference (a lambda, a closure, a function
-of ``__main__``) is refused before the run starts.
+of ``__main__``) is refused before the run starts (the executor :attr:`~DaskExecutor.pickles`).
+Dask is imported only when a cluster starts: choosing another executor never pays for it.
 
 The worker times the attempt from its start there (time queued for a free worker is not the
 task's); a timed-out call cannot be killed in the worker's process and goes on in a daemon
@@ -21,24 +22,28 @@ from __future__ import annotations
 
 import hashlib
 import os
-import sys
-import sysconfig
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..engine.attempt import (
+    CANCELLED,
+    ERROR,
+    OK,
+    TIMEOUT,
+    Attempt,
+    Executor,
+    ExecutorError,
+    Outcome,
+    reference_of,
+    request_of,
+)
 from ..engine.canonical import loads
-from ..engine.clock import Clock
-from ..engine.errors import HarnessError
-from ..engine.executors import AttemptCall, Outcome
-from ..engine.graph import TaskGraph
-from ..engine.isolation import request_of
 from ..engine.untrusted import quoted
 
-__all__ = ["DaskCluster", "DaskError", "DaskExecutor", "parse_executor", "reference_of"]
+__all__ = ["DaskCluster", "DaskError", "DaskExecutor"]
 
-DASK = "dask"
 UPLOAD_LIMIT = 64 * 1024 * 1024
 """Bytes of a task folder's Python files uploaded to the workers, at most."""
 GRACE = 5.0
@@ -47,24 +52,8 @@ Dask attempt before it gives up on it as timed out."""
 _SKIPPED = {"__pycache__", "node_modules", "site-packages"}
 
 
-class DaskError(HarnessError):
+class DaskError(ExecutorError):
     """The cluster cannot be used for this run (one line says why)."""
-
-
-def parse_executor(text: str) -> str | None:
-    """``threads`` -> None; ``dask`` -> ``""`` (a LocalCluster); ``dask=ADDRESS`` -> the address.
-
-    Raises:
-        DaskError: anything else.
-    """
-    if text == "threads":
-        return None
-    name, sep, address = text.partition("=")
-    if name != DASK or (sep and not address):
-        raise DaskError(
-            f"invalid executor {quoted(text)}: write threads, dask or dask=tcp://HOST:PORT"
-        )
-    return address
 
 
 def _python_files(base: Path) -> Iterator[tuple[str, Path]]:
@@ -96,36 +85,6 @@ def folder_files(base: Path) -> dict[str, bytes]:
     return files
 
 
-# -- references --------------------------------------------------------------------------------
-
-
-def _installed(path: Path) -> bool:
-    paths = sysconfig.get_paths()
-    roots = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
-    return any(path.is_relative_to(root) for root in roots)
-
-
-def reference_of(fn: Any) -> tuple[str, Path | None] | None:
-    """``(module:function, folder to upload)`` for a task callable, or None when a worker
-    cannot import it (a lambda, a closure, a function of ``__main__`` or of no file)."""
-    ref = getattr(fn, "ref", None)
-    if isinstance(ref, str):  # a workflow's reference
-        base = getattr(fn, "base", None)
-        return ref, base if isinstance(base, Path) else None
-    module_name = getattr(fn, "__module__", None)
-    qualname = getattr(fn, "__qualname__", None)
-    if not module_name or not qualname or module_name == "__main__" or "<" in qualname:
-        return None
-    module = sys.modules.get(module_name)
-    file = getattr(module, "__file__", None)
-    if file is None:
-        return None
-    path = Path(file).resolve()
-    depth = module_name.count(".") + (2 if path.name == "__init__.py" else 1)
-    base = path.parents[depth - 1]
-    return f"{module_name}:{qualname}", None if _installed(path) else base
-
-
 # -- the cluster -------------------------------------------------------------------------------
 
 
@@ -146,7 +105,7 @@ class DaskCluster:
             import dask
             from distributed import Client, LocalCluster
 
-            from .cluster_worker import FolderPlugin, remote_attempt
+            from .dask_worker import FolderPlugin, remote_attempt
         except ImportError:
             raise DaskError("--executor dask needs Dask: pip install 'harness-tui[dask]'") from None
         self.cluster: Any = None
@@ -213,46 +172,67 @@ class DaskCluster:
             self.cluster.close()
 
 
-def _callables(graph: TaskGraph) -> Iterable[tuple[str, Any]]:
-    for node in graph.nodes.values():
-        for fn in (node.fn, node.fallback):
-            if fn is not None:
-                yield node.name, fn
-
-
-class DaskExecutor:
-    """Runs each attempt as one Dask task (see the module's docs); one per pool worker.
+class DaskExecutor(Executor):
+    """Runs each attempt as one Dask task (see the module's docs), from every worker thread
+    of the run at once.
 
     Args:
-        cluster: the cluster (shared by every copy of this executor).
+        cluster: the cluster to use; None: :meth:`start` connects to ``address``.
+        address: ``tcp://HOST:PORT`` of a running scheduler; empty: a LocalCluster.
     """
 
-    def __init__(self, cluster: DaskCluster) -> None:
-        self.cluster = cluster
+    name = "dask"
+    pickles = True
+    isolatable = False  # every attempt runs in a Dask worker's process already
+
+    def __init__(self, cluster: DaskCluster | None = None, address: str = "") -> None:
+        self._cluster = cluster
+        self._own = False
+        self.address = address
         self._refs: dict[int, tuple[str, str]] = {}
-        self._future: Any = None
-        self._cancelled = threading.Event()
-        self._done = threading.Event()
+        self._futures: dict[int, tuple[Any, threading.Event]] = {}  # by id(attempt)
+        self._cancelled: set[int] = set()
         self._lock = threading.Lock()
 
-    def for_thread(self) -> DaskExecutor:
-        """A copy for one worker thread of the run's pool (each waits for its own future)."""
-        return DaskExecutor(self.cluster)
+    @classmethod
+    def from_option(cls, arg: str | None) -> DaskExecutor:
+        """``dask``: a LocalCluster for the command; ``dask=tcp://HOST:PORT``: a running one."""
+        return cls(address=arg or "")
 
-    def admit(self, graph: TaskGraph) -> None:
-        """Check every task can be imported by a worker, and upload the tasks' folders.
+    @property
+    def cluster(self) -> DaskCluster:
+        """The cluster (started on first use)."""
+        if self._cluster is None:
+            self.start()
+        assert self._cluster is not None
+        return self._cluster
+
+    def start(self) -> None:
+        """Connect to the scheduler, or start a LocalCluster (once).
 
         Raises:
-            DaskError: a task has no ``module:function`` reference.
+            DaskError: Dask is not installed, or the scheduler cannot be reached.
         """
-        for task, fn in _callables(graph):
-            found = reference_of(fn)
-            if found is None:
-                raise DaskError(
-                    f"task {quoted(task)} cannot run on Dask: its callable "
-                    f"{quoted(repr(fn))} has no module:function reference a worker can import"
-                )
-            self.cluster.folder(found[1])
+        if self._cluster is None:
+            self._cluster = DaskCluster(self.address or None)
+            self._own = True
+
+    def close(self) -> None:
+        """Close the client, and the cluster if this executor started it."""
+        if self._own and self._cluster is not None:
+            self._cluster.close()
+            self._cluster = None
+            self._own = False
+
+    def capacity(self) -> int:
+        """The cluster's worker threads now."""
+        return self.cluster.threads
+
+    def option(self) -> str:
+        """``dask=ADDRESS`` of the cluster in use, so fresh runs in other processes share it."""
+        if self._cluster is None:
+            return f"dask={self.address}" if self.address else "dask"
+        return f"dask={self._cluster.address}"
 
     def _reference(self, fn: Any) -> tuple[str, str]:
         known = self._refs.get(id(fn))
@@ -263,58 +243,67 @@ class DaskExecutor:
             known = self._refs[id(fn)] = (found[0], self.cluster.folder(found[1]))
         return known
 
-    def execute(self, call: AttemptCall, clock: Clock) -> Outcome:
+    def run(self, attempt: Attempt) -> Outcome:
         """Submit the attempt and wait for it. The worker times the attempt; here the wait
         ends :data:`GRACE` later (the time to reach a free worker and back), cancelling the
         future, so a lost worker or a full cluster cannot hold the run."""
-        ref, folder = self._reference(call.fn)
-        limit = call.log.limit if call.log is not None else 0
+        cluster = self.cluster
+        ref, folder = self._reference(attempt.fn)
+        limit = attempt.log.limit if attempt.log is not None else 0
+        key = id(attempt)
         done = threading.Event()
         with self._lock:
-            self._cancelled.clear()
-            self._done = done
-            future = self._future = self.cluster.client.submit(
-                self.cluster.remote, ref, folder, request_of(call.inputs), limit, call.timeout,
-                pure=False, retries=0, key=f"{call.task}-{call.attempt}-{os.urandom(8).hex()}",
+            self._cancelled.discard(key)
+            future = cluster.client.submit(
+                cluster.remote, ref, folder, request_of(attempt.inputs), limit, attempt.timeout,
+                pure=False, retries=0,
+                key=f"{attempt.task}-{attempt.number}-{os.urandom(8).hex()}",
             )  # fmt: skip
+            self._futures[key] = (future, done)
         future.add_done_callback(lambda _: done.set())
-        limit_s = None if call.timeout is None else call.timeout + max(GRACE, call.timeout)
-        finished = clock.wait(done, limit_s) and not self._cancelled.is_set()
+        timeout = attempt.timeout
+        limit_s = None if timeout is None else timeout + max(GRACE, timeout)
+        finished = attempt.clock.wait(done, limit_s)
         with self._lock:
-            self._future = None
-        if not finished:
+            del self._futures[key]
+            cancelled = key in self._cancelled
+            self._cancelled.discard(key)
+        if cancelled or not finished:
             future.cancel()
-            return Outcome("cancelled") if self._cancelled.is_set() else Outcome("timeout")
-        return self._outcome(future, call)
+            return Outcome(CANCELLED) if cancelled else Outcome(TIMEOUT)
+        return self._outcome(future, attempt)
 
-    def _outcome(self, future: Any, call: AttemptCall) -> Outcome:
+    def _outcome(self, future: Any, attempt: Attempt) -> Outcome:
         try:
             reply: Mapping[str, Any] = future.result()
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # the worker died, Dask gave up on it, or cancelled it
             return _lost(exc)
-        if call.log is not None and reply.get("log") is not None:
-            call.log.load(reply["log"])
+        if attempt.log is not None and reply.get("log") is not None:
+            attempt.log.load(reply["log"])
         worker = self.cluster.number(str(reply.get("worker", "")))
         kind = reply.get("kind")
         if kind == "ok":
-            return Outcome("ok", loads(reply["text"]), worker=worker)
+            return Outcome(OK, loads(reply["text"]), worker=worker)
         if kind == "cancelled":
-            return Outcome("cancelled", error=reply.get("error"), worker=worker)
+            return Outcome(CANCELLED, error=reply.get("error"), worker=worker)
         if kind == "timeout":
-            return Outcome("timeout", worker=worker)
-        return Outcome("error", error=reply["error"], traceback=reply.get("traceback"),
+            return Outcome(TIMEOUT, worker=worker)
+        return Outcome(ERROR, error=reply["error"], traceback=reply.get("traceback"),
                        worker=worker)  # fmt: skip
 
-    def cancel(self) -> None:
-        """Stop waiting for the attempt in flight; its Dask future is cancelled."""
+    def cancel(self, attempt: Attempt) -> None:
+        """Stop waiting for the attempt; its Dask future is cancelled."""
+        key = id(attempt)
         with self._lock:
-            self._cancelled.set()
-            self._done.set()
-            future = self._future
-        if future is not None:
-            future.cancel()
+            found = self._futures.get(key)
+            if found is None:
+                return
+            self._cancelled.add(key)
+        future, done = found
+        done.set()
+        future.cancel()
 
 
 def _lost(exc: BaseException) -> Outcome:
@@ -325,4 +314,4 @@ def _lost(exc: BaseException) -> Outcome:
         message = "the Dask worker running the attempt died (or was killed)"
     else:
         message = f"Dask could not run the attempt ({kind})"
-    return Outcome("error", error={"type": "DaskError", "message": message}, traceback=f"{exc}")
+    return Outcome(ERROR, error={"type": "DaskError", "message": message}, traceback=f"{exc}")
