@@ -31,7 +31,7 @@ from .preferences import Preferences
 from .sanitize import shorten, shown, visible
 from .screens.acting import ActingScreen
 from .screens.run_browser import Opened, RunBrowserScreen
-from .screens.workbench import WorkbenchScreen
+from .screens.workbench import LEAVE_SECONDS, WorkbenchScreen
 from .session import OpenError, Session, open_session
 
 __all__ = ["HarnessApp", "create_app"]
@@ -188,6 +188,9 @@ class HarnessApp(App[None]):
             if not yes:
                 return
             if below is None:
+                if isinstance(self.screen, WorkbenchScreen):
+                    # Left now, not when the screen is gone: the list then reads it abandoned.
+                    self.screen.controller.leave(wait=LEAVE_SECONDS)
                 self.switch_screen(self._browser())
                 return
             while self.screen is not below:

@@ -20,7 +20,7 @@ from harness_tui.tui.screens.run_browser import RunBrowserScreen
 from harness_tui.tui.screens.workbench import WorkbenchScreen
 
 from ..records.mixed_store import mixed_store
-from .conftest import make_app, settle
+from .conftest import ROOT, make_app, settle
 
 NEWEST_FIRST = ["abandoned", "interrupted", "failed", "succeeded"]
 
@@ -181,3 +181,20 @@ async def test_without_a_store_the_browser_says_so_and_creates_none(tmp_path: Pa
         await pilot.press("enter", "x", "f")  # nothing to act on: each says why, nothing breaks
         await pilot.pause()
     assert not path.exists() and not path.parent.exists()
+
+
+async def test_g_from_a_workbench_on_a_file_lists_its_run_left_behind(
+    store: tuple[Path, dict[str, str]],
+) -> None:
+    path, _ = store
+    app = make_app(ROOT / "workflows/user_profile.yaml", store_path=str(path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("n")
+        await settle(pilot)
+        await pilot.press("g")
+        await pilot.pause()
+        rows = browser(app).browser.rows
+        assert len(rows) == 5 and len(app.screen_stack) == 2  # in place of the workbench
+        assert ("user_profile", "abandoned", 1) in {
+            (r.workflow, r.status, r.tasks_done) for r in rows
+        }
