@@ -67,6 +67,8 @@ async def test_held_at_a_failed_attempt_the_plan_and_inspector_say_retrying(
                 break
         assert plan.cell_text(0, "status").strip() == "retry 2/4"
         head = sections(screen)["task"]
+        header = screen.header.parts
+        assert header is not None and "score retrying" in header.status
         assert re.fullmatch(r"failed, retrying (in 0\.5 s|now) \(attempt 2 of 4\)", head["status"])
         await pilot.press("f", "c")  # break on failure off, and the held drive goes on
         await settle(pilot)

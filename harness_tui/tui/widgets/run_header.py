@@ -92,6 +92,10 @@ def _parts(session: Session, running: bool) -> HeaderParts:
     status = RunStatus.RUNNING.value if running else run.status.value
     if not running and run.status is RunStatus.RUNNING:
         status = "paused"  # started, and no worker is driving it now
+    waiting = session.waiting_to_retry()
+    retry = session.retry_wait(waiting) if waiting is not None else None
+    if waiting is not None and retry is not None:  # the task between two attempts, counted down
+        status = f"{status} · {visible(waiting)} {retry.sentence()}"
     cursor = ""
     if session.view_seq is not None:  # counted from 1, as people count: 0 is the start
         cursor = f"⏪ event {session.view_seq + 1} of {session.delivered}"
