@@ -20,32 +20,29 @@ _FAILED_ATTEMPT = (Status.FAILED, Status.TIMED_OUT)
 
 @dataclass(frozen=True, slots=True)
 class RetryWait:
-    """The next attempt of a task and how long until it starts (None: not counted, as in a
-    replay or back in time)."""
+    """The next attempt of a task, after ``interval`` seconds (the task's ``retry_interval``).
+
+    The wait is not counted down: that would read the run's clock from the screen, and a fake
+    clock (tests, screenshots) advances at every reading, so what the screen shows would
+    change the timings it shows.
+    """
 
     attempt: int
     attempts: int
-    seconds: float | None
+    interval: float
 
     def sentence(self) -> str:
         """``retrying in 0.5 s (attempt 2 of 4)``."""
         of = f"(attempt {self.attempt} of {self.attempts})"
-        if self.seconds is None:
-            return f"retrying {of}"
-        if self.seconds <= 0:
-            return f"retrying now {of}"
-        return f"retrying in {self.seconds:.1f} s {of}"
+        return f"retrying in {self.interval:g} s {of}" if self.interval > 0 else f"retrying {of}"
 
     def short(self) -> str:
         """A status cell's worth: ``retry 2/4``."""
         return f"retry {self.attempt}/{self.attempts}"
 
 
-def retry_wait(
-    graph: TaskGraph, events: Sequence[TraceEvent], now: float | None
-) -> RetryWait | None:
-    """Whether a task whose events so far are ``events`` waits to retry, and for how long at
-    ``now`` (the run's clock; None when not live)."""
+def retry_wait(graph: TaskGraph, events: Sequence[TraceEvent]) -> RetryWait | None:
+    """Whether a task whose events so far are ``events`` waits for its next attempt."""
     if not events:
         return None
     last = events[-1]
@@ -55,11 +52,7 @@ def retry_wait(
     attempts = node.max_retries + 1
     if last.attempt >= attempts:
         return None  # the fallback runs next, not an attempt
-    seconds: float | None = None
-    if now is not None:
-        ended = last.ended_at if last.ended_at is not None else now
-        seconds = max(ended + (node.retry_interval or 0.0) - now, 0.0)
-    return RetryWait(last.attempt + 1, attempts, seconds)
+    return RetryWait(last.attempt + 1, attempts, float(node.retry_interval or 0.0))
 
 
 @dataclass(frozen=True, slots=True)

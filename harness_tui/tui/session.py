@@ -163,19 +163,16 @@ class Session:
         return last if last.status is Status.RUNNING else None
 
     def waiting_to_retry(self) -> str | None:
-        """The task waiting for its next attempt at the live end, if any (its countdown
-        goes on between steps)."""
+        """The task waiting for its next attempt at the live end, if any."""
         if self.view_seq is not None or not self.delivered:
             return None
         task = self.run.events[self.delivered - 1].task
         return task if self.retry_wait(task) is not None else None
 
     def retry_wait(self, task: str) -> RetryWait | None:
-        """Whether ``task`` waits to retry as of the position on screen, and (at the live end
-        of a live run) how long until its next attempt on the run's clock."""
+        """Whether ``task`` waits for its next attempt, as of the position on screen."""
         events = self.run.snapshot(self.position).task_events(task)
-        live = self.view_seq is None and not self.replay
-        return retry_wait(self.workflow.graph, events, self.run.clock.now() if live else None)
+        return retry_wait(self.workflow.graph, events)
 
     def elapsed(self, event: TraceEvent) -> float:
         """Seconds since ``event`` started, on the run's clock."""

@@ -169,9 +169,6 @@ class RunActions:
             running = session.running_attempt()
             if running is not None:
                 changed.add(running.task)  # its elapsed time goes on
-            waiting = session.waiting_to_retry()
-            if waiting is not None:
-                changed.add(waiting)  # its countdown to the next attempt goes on
             if changed or tasks:
                 screen.repaint(changed | tasks)
             else:

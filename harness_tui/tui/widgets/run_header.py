@@ -94,7 +94,7 @@ def _parts(session: Session, running: bool) -> HeaderParts:
         status = "paused"  # started, and no worker is driving it now
     waiting = session.waiting_to_retry()
     retry = session.retry_wait(waiting) if waiting is not None else None
-    if waiting is not None and retry is not None:  # the task between two attempts, counted down
+    if waiting is not None and retry is not None:  # the task between two attempts
         status = f"{status} · {visible(waiting)} {retry.sentence()}"
     cursor = ""
     if session.view_seq is not None:  # counted from 1, as people count: 0 is the start
