@@ -60,9 +60,9 @@ async def test_held_at_a_failed_attempt_the_plan_and_inspector_say_retrying(
         await pilot.press("f", "c")  # break on failure: hold at the first failed attempt
         for _ in range(500):  # the drive holds (its worker does not end): wait for the look
             await pilot.pause(0.01)
-            if plan.cell_text(0, "status").strip() == "retry 2/4":
+            if plan.cell_text(0, "status").strip() == "✘ retry 2/4":
                 break
-        assert plan.cell_text(0, "status").strip() == "retry 2/4"
+        assert plan.cell_text(0, "status").strip() == "✘ retry 2/4"
         head = sections(screen)["task"]
         header = screen.header.parts
         assert header is not None and "score retrying" in header.status

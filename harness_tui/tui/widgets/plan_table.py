@@ -11,7 +11,7 @@ from textual.message import Message
 from ...engine.events import Status
 from ...engine.scheduler import Plan, PlanStep
 from ..glyphs import BREAKPOINT, NEXT
-from ..looks import status_label
+from ..looks import STATUS_LOOKS, status_label
 from ..retry_state import RetryWait
 from ..task_filter import TaskFilter
 from .line_table import Cell, Column, LineTable
@@ -101,7 +101,9 @@ class PlanTable(LineTable):
         status = self.status_of(task)
         attempts, duration = self.attempts_of(task)
         retry = self.retry_of(task) if status in RETRY_SHOWN else None
-        label = (retry.short(), self._styles[Status.RUNNING]) if retry else None
+        # The failed attempt's glyph and look, and what comes next: "✘ retry 2/4".
+        glyph = STATUS_LOOKS[status].glyph
+        label = (f"{glyph} {retry.short()}", self._styles[status]) if retry else None
         mark = (BREAKPOINT if task in self.breakpoints else " ") + (
             NEXT if task == self.next_task else " "
         )
