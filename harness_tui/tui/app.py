@@ -33,6 +33,7 @@ from .screens.acting import ActingScreen
 from .screens.run_browser import Opened, RunBrowserScreen
 from .screens.workbench import LEAVE_SECONDS, WorkbenchScreen
 from .session import OpenError, Session, open_session
+from .stores import browsed_store, recording_store
 
 __all__ = ["HarnessApp", "create_app"]
 
@@ -308,18 +309,9 @@ def create_app(
     creates a store (it is made when a workflow is opened and run). ``read_only`` refuses
     every action that runs or imports code (``serve --replay``).
     """
-    store: RunStore | None = None
-    problem: str | None = None
     browsing = browse and path is None and store_path is not None
-    if browsing:
-        store, problem = _browsed_store(Path(str(store_path)))
-    elif store_path is not None:
-        try:
-            store = RunStore(store_path)
-        except RecordError as exc:
-            problem = f"runs are not recorded: {exc}"
-        else:
-            problem = store.damage  # recorded all the same, in what SQLite could recover
+    opener = browsed_store if browsing else recording_store
+    store, problem = (None, None) if store_path is None else opener(Path(store_path))
 
     def app(session: Session | None, error: OpenError | None = None) -> HarnessApp:
         return HarnessApp(
@@ -351,19 +343,3 @@ def create_app(
             raise
         return app(None, exc)
     return app(session)
-
-
-def _browsed_store(path: Path) -> tuple[RunStore | None, str | None]:
-    """The store the browser shows, never created: None while there is none at ``path``.
-    Opened for writing (resume and delete write), else read-only (a store on a read-only
-    mount still lists its runs)."""
-    if not path.exists():
-        return None, None
-    try:
-        store = RunStore(path, create=False, write=True)
-    except RecordError:
-        try:
-            store = RunStore(path, create=False, write=False)
-        except RecordError as exc:
-            return None, f"cannot read the run store: {exc}"
-    return store, store.damage
