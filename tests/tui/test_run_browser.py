@@ -198,3 +198,21 @@ async def test_g_from_a_workbench_on_a_file_lists_its_run_left_behind(
         assert ("user_profile", "abandoned", 1) in {
             (r.workflow, r.status, r.tasks_done) for r in rows
         }
+
+
+async def test_a_read_only_browser_replays_but_never_resumes(
+    store: tuple[Path, dict[str, str]],
+) -> None:
+    path, _ = store
+    app = make_app(None, store_path=str(path), browse=True, read_only=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        browser(app).table.move_cursor(row=NEWEST_FIRST.index("interrupted"))
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, RunBrowserScreen)  # not asked: refused
+        assert any("read-only" in n.message for n in app._notifications)
+        browser(app).table.move_cursor(row=NEWEST_FIRST.index("failed"))
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, WorkbenchScreen) and app.screen.read_only
