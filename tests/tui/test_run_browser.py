@@ -216,3 +216,27 @@ async def test_a_read_only_browser_replays_but_never_resumes(
         await pilot.press("enter")
         await pilot.pause()
         assert isinstance(app.screen, WorkbenchScreen) and app.screen.read_only
+
+
+@pytest.mark.slow
+async def test_F_picks_a_task_and_asks_before_re_running_it(
+    store: tuple[Path, dict[str, str]],
+) -> None:
+    path, _ = store
+    app = make_app(None, store_path=str(path), browse=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        browser(app).table.move_cursor(row=NEWEST_FIRST.index("failed"))
+        await pilot.press("F")
+        await pilot.pause()
+        await pilot.press(*"score", "enter")
+        await pilot.pause()
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmModal) and "runs task code" in app.screen.question
+        workbench_screen = app.screen_stack[-2]
+        assert isinstance(workbench_screen, WorkbenchScreen)
+        assert workbench_screen.selected == "score"
+        await pilot.press("n")  # not now: the replay stays
+        await pilot.pause()
+        assert app.screen is workbench_screen and workbench_screen.session is not None
+        assert workbench_screen.session.replay
