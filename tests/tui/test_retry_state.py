@@ -9,6 +9,7 @@ from harness_tui.engine.clock import FakeClock
 from harness_tui.engine.events import Status, TraceEvent
 from harness_tui.tui.retry_state import RetryWait, attempts_of, retry_wait
 from harness_tui.tui.screens.workbench import WorkbenchScreen
+from harness_tui.tui.widgets.dag_view import DagView
 from harness_tui.tui.widgets.inspector import Inspector
 from harness_tui.tui.widgets.plan_table import PlanTable
 from harness_tui.workflow.loader import parse_workflow
@@ -64,6 +65,8 @@ async def test_held_at_a_failed_attempt_the_plan_and_inspector_say_retrying(
                 break
         assert plan.cell_text(0, "status").strip() == "✘ retry 2/4"
         head = sections(screen)["task"]
+        dag = screen.query_one(DagView)
+        assert any("↻ score" in "".join(s.text for s in dag.render_line(y)) for y in range(6))
         header = screen.header.parts
         assert header is not None and "score retrying" in header.status
         assert head["status"] == "failed, retrying in 0.5 s (attempt 2 of 4)"

@@ -59,6 +59,7 @@ class RunPanes(Vertical):
         depends, dependents = session.graph_links
         dag = self.query_one(DagView)
         dag.status_of = session.status
+        dag.retry_of = session.retry_wait
         dag.breakpoints = session.breakpoints
         dag.show(session.routing, depends, dependents)
         plan = self.query_one(PlanTable)
