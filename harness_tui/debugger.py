@@ -1,7 +1,8 @@
 """``harness_tui.debug(harness, payload)``: open the workbench on a harness from a script.
 
 Like :func:`breakpoint`: the script stops, the workbench shows the harness's DAG and plan, and
-you step, inspect and travel in time; quitting returns the run (partial if you quit early).
+you step, inspect and travel in time; quitting returns the run (quit early, it is
+``cancelled``: the tasks not run are recorded so).
 Textual is imported only here, only when the workbench opens.
 """
 
@@ -58,4 +59,12 @@ def debug(
 
     session = Session(graph_workflow(graph, value, name, on_failure), value, workers=workers)
     HarnessApp(session, None).run()
-    return session.run
+    run = session.run
+    if not run.finished:
+        # Quit early: the run is stopped as a second Ctrl+C stops one (the tasks not run are
+        # recorded cancelled, cleanups included: the user left), so that what this returns
+        # never says it is still running.
+        run.cancel()
+        run.cancel()
+        run.run_to_end()
+    return run

@@ -290,12 +290,14 @@ def _dump_yaml(data: Any) -> str:
     return yaml.safe_dump(data, allow_unicode=True, default_flow_style=None)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.one_of(token_text, workflow_data.map(_dump_yaml), json_values.map(_dump_yaml)))
 def test_hypothesis_workflow_text(text: str) -> None:
     check_workflow(text)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(
     st.one_of(
@@ -337,6 +339,7 @@ def _resigned(document: dict[str, Any]) -> str:
     return json.dumps(document, allow_nan=True)
 
 
+@pytest.mark.slow
 def test_hypothesis_export(export_document: dict[str, Any]) -> None:
     paths = list(_paths(export_document))
 
@@ -448,12 +451,14 @@ def _write(folder: Path, name: str, text: str) -> str:
     return str(path)
 
 
+@pytest.mark.slow
 def test_mutated_workflows_through_the_cli(tmp_path: Path) -> None:
     texts = _mutations(WORKFLOW_SEEDS, YAML_TOKENS, SUBPROCESS_CASES, seed=1818)
     cases = [["validate", _write(tmp_path, f"w{i}.yaml", t)] for i, t in enumerate(texts)]
     _run_all(cases, _problem_lines)
 
 
+@pytest.mark.slow
 def test_mutated_payloads_through_the_cli(tmp_path: Path) -> None:
     workflow = str(ROOT / "workflows/user_profile.yaml")
     cases = []
@@ -464,6 +469,7 @@ def test_mutated_payloads_through_the_cli(tmp_path: Path) -> None:
     _run_all(cases, _one_error_line)
 
 
+@pytest.mark.slow
 def test_mutated_exports_through_the_cli(tmp_path: Path, export_document: dict[str, Any]) -> None:
     texts = list(_mutations(_export_seeds(export_document), JSON_TOKENS, 10, seed=1818))
     rng = random.Random(1818)

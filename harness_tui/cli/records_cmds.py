@@ -286,8 +286,8 @@ def run(
 
 def _drive(live: LiveRun, quiet: bool, show_logs: bool = False) -> None:
     """Drive the run to its end (stdout kept clean), with the task logs on stderr when
-    ``show_logs``. Ctrl+C stops the run into its cleanups (DESIGN.md "Stop and cleanup"): it
-    ends ``cancelled``, recorded and exported like any other end."""
+    ``show_logs``. Ctrl+C stops the run into its cleanups (docs/architecture.md, "Stop and
+    cleanup"): it ends ``cancelled``, recorded and exported like any other end."""
     lines = _LogLines() if show_logs else None
     if lines is not None:
         live.run.add_log_listener(lines)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -11,6 +13,9 @@ from .app import cli
 from .common import payload_option, workers_option
 from .completion import WORKFLOW
 from .executor_opt import chosen_executor, executor_option
+
+if TYPE_CHECKING:
+    from ..tui.app import HarnessApp
 
 
 def open_workbench(
@@ -47,7 +52,7 @@ def open_workbench(
         else Preferences(state=state_path())
     )
     # Before the app exists: Textual keeps the streams it finds, which must be the real ones.
-    with descriptors():
+    with descriptors(linger=True):
         app = create_app(
             file,
             payload=parsed,
@@ -62,9 +67,34 @@ def open_workbench(
         )
         try:
             app.run()
+            _outlived(app)
         finally:
             if app.store is not None:
                 app.store.close()  # checkpoints the write-ahead log: no -wal/-shm files left
+
+
+def _outlived(app: HarnessApp) -> None:
+    """Threads a task started that outlive the workbench keep this process alive (Python waits
+    for them at exit): wait for them here, still inside the descriptor capture, so that what
+    they print joins the run's unattributed log (recorded again once they end), never the
+    shell."""
+    from ..engine.capture import drain, install
+
+    install()  # Textual put back the streams it found: route what threads print again
+    me = threading.current_thread()
+    threads = [t for t in threading.enumerate() if t is not me and not t.daemon]
+    if threads:
+        count = "1 thread" if len(threads) == 1 else f"{len(threads)} threads"
+        click.echo(f"harness-tui: waiting for {count} a task started to end", err=True)
+        try:
+            for thread in threads:
+                thread.join()
+        except KeyboardInterrupt:
+            click.echo("harness-tui: stopped waiting; what they write now is not stored", err=True)
+    drain()  # what they wrote to the descriptors is in the run's log before it is stored
+    session = None if app.workbench is None else app.workbench.session
+    if session is not None and not session.replay:
+        session.live.record_stray_output()
 
 
 @cli.command("open")

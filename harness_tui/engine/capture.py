@@ -1,4 +1,4 @@
-"""What a task prints or logs, captured per attempt (DESIGN.md, "Logs beside the trace").
+"""What a task prints or logs, captured per attempt (docs/reference.md, "Command line").
 
 ``sys.stdout`` and ``sys.stderr`` are replaced by a :class:`_RoutingStream` (once, and again
 whenever someone swaps the stream out, e.g. a test runner or Textual), and a handler is added to
@@ -48,6 +48,7 @@ __all__ = [
     "attempt_ended",
     "current",
     "descriptors",
+    "drain",
     "install",
     "set_level",
     "truncation_mark",
@@ -357,6 +358,13 @@ def attempt_ended(buffer: LogBuffer) -> None:
             _in_flight.remove(buffer)
 
 
+def drain() -> None:
+    """Route what descriptors 1 and 2 hold now: whatever a write that has returned put
+    there is in its log (or the unattributed one) after this."""
+    if _capture:
+        _capture[0].drain()
+
+
 def _route(text: str) -> None:
     """Descriptor output to the one attempt in flight, else the unattributed buffer, else
     (no run yet) the real standard error."""
@@ -385,6 +393,9 @@ class _Descriptors:
         self.read_lock = threading.Lock()
         self.swapped: list[tuple[Any, str, Any]] = []
         self.thread: threading.Thread | None = None
+        self.left: list[LogBuffer] | None = None
+        """Once closed: where later output of a child still holding the pipe goes (the last
+        run's unattributed buffer, or nowhere), never the terminal the user is back at."""
 
     def open(self) -> None:
         read, write = os.pipe()
@@ -448,8 +459,12 @@ class _Descriptors:
                 if not data:
                     return False
                 text = self.decoder.decode(data)
-                if text:
+                if not text:
+                    continue
+                if self.left is None:
                     _route(text)
+                elif self.left:
+                    self.left[0].write(text)
 
     def close(self) -> None:
         for owner, attribute, real in reversed(self.swapped):
@@ -463,10 +478,22 @@ class _Descriptors:
             self.thread.join(timeout=1.0)  # a child still holding the pipe keeps it reading
 
 
+def _others_running(capture: _Descriptors) -> bool:
+    """Threads other than this one and the capture's reader are still running."""
+    ours = {threading.current_thread(), capture.thread}
+    return any(thread not in ours for thread in threading.enumerate())
+
+
 @contextlib.contextmanager
-def descriptors() -> Iterator[None]:
+def descriptors(linger: bool = False) -> Iterator[None]:
     """Capture what is written straight to file descriptors 1 and 2 into the attempts' logs
-    while the block runs (see the module's docstring). Nested uses share the outer one."""
+    while the block runs (see the module's docstring). Nested uses share the outer one.
+
+    ``linger`` is for a block after which the process ends (the workbench): if threads other
+    than ours still run then (a task left running, a thread it started), the capture is left
+    in place for the rest of the process, so that what they write while it ends goes to the
+    run's unattributed log, never to the shell the user is back at. The harness's own
+    output still reaches the terminal through Python's streams."""
     if _capture:
         yield
         return
@@ -477,7 +504,17 @@ def descriptors() -> Iterator[None]:
         yield
     finally:
         capture.drain()
-        _capture.clear()
-        capture.close()
-        with _flight_lock:
-            _spill.clear()
+        if linger and _others_running(capture):
+            install()  # Textual put back the streams it found: route attempts' prints again
+        else:
+            _end(capture)
+
+
+def _end(capture: _Descriptors) -> None:
+    with _flight_lock:
+        capture.left = list(_spill)
+        _spill.clear()
+    _capture.clear()
+    capture.close()
+    if threading.Thread.start is _start:
+        install()  # streams swapped back: what attempts' threads print still routes

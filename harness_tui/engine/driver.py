@@ -1,9 +1,10 @@
 """The one loop that drives a run: every front end (the CLI, the workbench, replay) calls it.
 
-Its contract is DESIGN.md's dispatch/retire model. A step is *dispatched* in plan order once
-nothing holds it; it *retires* (its events enter the canonical trace) in plan order. With one
-worker dispatch and retire coincide; with more, steps run ahead behind the same interface (see
-:mod:`.parallel`), and a breakpoint holds their dispatch too.
+Its contract is the dispatch/retire model (docs/architecture.md, "The one driver loop"). A step
+is *dispatched* in plan order once nothing holds it; it *retires* (its events enter the
+canonical trace) in plan order. With one worker dispatch and retire coincide; with more, steps
+run ahead behind the same interface (see :mod:`.parallel`), and a breakpoint holds their
+dispatch too.
 
 - **Hold**: a breakpoint on task *k* holds dispatch of every plan index >= *k*; the step the
   drive started on runs even if it is a breakpoint (you are on it).

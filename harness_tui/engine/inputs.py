@@ -68,7 +68,7 @@ class ResultsView(Mapping[str, Any]):
 
 
 class TaskInputs(Mapping[str, Any]):
-    """The one mapping a task function receives (see the task contract in the README).
+    """The one mapping a task function receives (see the task contract in docs/workflows.md).
 
     Keys: ``payload`` (a fresh copy), ``context`` (``{"results": ResultsView}``), ``params``
     (a fresh copy of the task's static parameters) and ``task`` (name, task_id, attempt,

@@ -94,11 +94,12 @@ class TaskOrchestrator:
         on_failure: ``stop`` or ``continue`` (see :class:`OnFailure`).
         listeners: called with every event as it happens.
         cleanups_on_stop: after a stop (a final failure in ``stop`` mode, or the user's),
-            ``trigger: all_done`` tasks still run (DESIGN.md "Stop and cleanup"); False is the
-            rule of exports written before format 1.1, where everything was cancelled.
+            ``trigger: all_done`` tasks still run (docs/architecture.md, "Stop and cleanup");
+            False is the rule of exports written before format 1.1, where everything was
+            cancelled.
         log_limit: characters of output (stdout, stderr, ``logging``) kept per attempt, or
             None to capture nothing (output then goes where it would without the harness).
-        workers: tasks run at once, in threads (DESIGN.md "Parallel execution"): dispatched
+        workers: tasks run at once, in threads (docs/parallel.md): dispatched
             in plan order as their dependencies retire, retired in plan order, so the trace
             and every digest are the serial run's. 1 runs each task in the caller's thread.
     """

@@ -1,5 +1,5 @@
 """Parallel execution that keeps the serial trace: out-of-order dispatch, in-order retire
-(DESIGN.md "Parallel execution").
+(docs/parallel.md).
 
 A task is *dispatched* to a worker thread once every dependency has retired and a worker is
 free, lowest plan index first, never at or past a held plan index (a breakpoint). It runs

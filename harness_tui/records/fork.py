@@ -1,4 +1,4 @@
-"""Re-running a recorded run from a task (DESIGN.md "Re-running from a task").
+"""Re-running a recorded run from a task (docs/reference.md, "Command line").
 
 Every task that is neither the chosen task nor its descendant keeps what the record says it
 did: its attempts are replayed from the record (events, output, log) and its code does not

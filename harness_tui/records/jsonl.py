@@ -1,4 +1,4 @@
-"""JSON Lines of a run's events, as the seed article's structured logging asks (DESIGN.md
+"""JSON Lines of a run's events, as the seed article's structured logging asks (docs/formats.md,
 "JSON Lines"): each line is the canonical event, byte for byte, plus a ``meta`` object."""
 
 from __future__ import annotations

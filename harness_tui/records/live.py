@@ -267,6 +267,16 @@ class LiveRun:
             self.run.close()
             self._record_end()
 
+    def record_stray_output(self) -> None:
+        """Record the run's unattributed log again: threads its tasks started may have
+        written after its end (or its abandonment) was recorded."""
+        if self.store is None or self.run_id is None or self.problem is not None:
+            return
+        try:
+            self.store.finish(self.run, self.run_id)
+        except StoreError as exc:
+            self.problem = f"cannot record the run's unattributed log: {exc}"
+
     # -- results ----------------------------------------------------------------------------
 
     def summary(self) -> RunSummary:

@@ -98,7 +98,8 @@ def replay_run(record: RunRecord) -> Run:
         executor=RecordedExecutor(record.events, record.outputs, record.logs),
         clock=clock,
         on_failure=workflow.on_failure,
-        # Before format 1.1 a stop cancelled the all_done cleanups too (DESIGN.md).
+        # Before format 1.1 a stop cancelled the all_done cleanups too (docs/architecture.md,
+        # "Stop and cleanup").
         cleanups_on_stop=record.document["format_version"] != "1.0",
     )
     # A custom scheduler's order is the record's; a redacted payload's task ids are too.

@@ -14,7 +14,7 @@ The schema is versioned with ``PRAGMA user_version`` and upgraded by the ordered
 module knows SQL (the browser's queries too, :meth:`RunStore.browse`): every
 ``sqlite3.Error`` becomes a :class:`~.errors.StoreError`.
 
-Run statuses (DESIGN.md, "Store"): ``running`` while a live process holds the run's lease,
+Run statuses (docs/formats.md, "Run store"): ``running`` while a live process holds the run's lease,
 ``interrupted`` once that lease is gone (the process died: resumable), ``abandoned`` (left
 unfinished in the workbench: resumable), ``succeeded``, ``failed``, ``cancelled``.
 """

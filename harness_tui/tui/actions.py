@@ -2,10 +2,10 @@
 act (an action registry).
 
 Screens build their ``BINDINGS`` from these tables, the command palette lists them as
-``area: Verb``, F1 lists them with their ids, and ``scripts/make_readme_keys.py`` writes the
-README's key table from them. Ids never change: users remap keys by id in ``keymap.json``.
-Each action's ``why_not`` reads the controller's :class:`WorkbenchState`: the footer greys out
-what it refuses, a key pressed anyway says its reason, and the palette shows it.
+``area: Verb``, F1 lists them with their ids, and ``scripts/make_key_tables.py`` writes the
+key tables of ``docs/reference.md`` from them. Ids never change: users remap keys by id in
+``keymap.json``. Each action's ``why_not`` reads the controller's :class:`WorkbenchState`: the
+footer greys out what it refuses, a key pressed anyway says its reason, and the palette shows it.
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ class Action:
             method (the app, a widget, the diff screen); the workbench maps ids to handlers.
         label: the short footer and F1 label.
         title: the command palette title, ``area: Verb`` ("" keeps it out of the palette).
-        help: one sentence on what it does (palette, README).
+        help: one sentence on what it does (palette, F1, docs/reference.md).
         show: shown in the footer.
         priority: checked before the focused widget's bindings.
         why_not: why it cannot act in a state, or None when it can: the state of the screen

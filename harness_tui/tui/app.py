@@ -12,7 +12,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.color import Color
 from textual.filter import LineFilter
-from textual.notifications import SeverityLevel
+from textual.notifications import Notification, Notify, SeverityLevel
 from textual.screen import ModalScreen, Screen
 from textual.theme import Theme
 
@@ -25,6 +25,7 @@ from ..workflow.payload import Payload
 from .actions import GLOBAL, Action, bindings
 from .browser import RunBrowser
 from .glyphs import to_ascii
+from .keymap import conflicts
 from .modals.confirm import ConfirmModal
 from .modals.help import HelpModal
 from .preferences import Preferences
@@ -36,6 +37,9 @@ from .session import OpenError, Session, open_session
 from .stores import browsed_store, recording_store
 
 __all__ = ["HarnessApp", "create_app"]
+
+MIN_AFTER_DIALOG = 3.0
+"""Seconds a notification a dialog hid is shown at least once the dialog closes."""
 
 NOTIFY_LIMIT = 2_000
 """At most this many characters of a notification: a 1 MB error message stays a toast."""
@@ -97,12 +101,17 @@ class HarnessApp(App[None]):
         # Every file opened here runs with these (``App.workers`` is Textual's own).
         self.run_workers = workers
         self.run_executor = executor
+        self._keyed: dict[str, Notification] = {}
+        self._waiting: list[Notification] = []
+        self.workbench: WorkbenchScreen | None = None
+        """The workbench screen (kept after the app exits: its run may still have output)."""
 
     def get_line_filters(self) -> Sequence[LineFilter]:
         filters = super().get_line_filters()
         return filters if self._ascii is None else [*filters, self._ascii]
 
     def on_mount(self) -> None:
+        self.screen_change_signal.subscribe(self, self._on_screen_changed)
         self._load_theme()
         self._load_keymap()
         if self.browse and self.session is None and self.open_error is None:
@@ -138,7 +147,9 @@ class HarnessApp(App[None]):
     def _workbench(
         self, session: Session | None, error: OpenError | None = None
     ) -> WorkbenchScreen:
-        return WorkbenchScreen(session, error, self._open, self.read_only)
+        # The latest one made: its run's stray output is stored when the app ends.
+        self.workbench = WorkbenchScreen(session, error, self._open, self.read_only)
+        return self.workbench
 
     def _browser(self) -> RunBrowserScreen:
         where = self.store_path or (self.store.path if self.store is not None else Path())
@@ -214,10 +225,87 @@ class HarnessApp(App[None]):
     ) -> None:
         """Notifications carry file paths, task names and error text: shown (shortened, made
         visible), never obeyed or parsed as markup."""
-        message = visible(shorten(message, NOTIFY_LIMIT), multiline=True)
-        super().notify(
-            message, title=shown(title), severity=severity, timeout=timeout, markup=False
+        self.notice(None, message, title=title, severity=severity, timeout=timeout)
+
+    def notice(
+        self,
+        key: str | None,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+    ) -> None:
+        """Notify; one with a ``key`` replaces the last of that key and goes with
+        :meth:`forget` (its state is gone). While a dialog is open, a notification waits
+        until it closes: a toast never covers the dialog."""
+        if key is not None:
+            self.forget(key)
+        notification = Notification(
+            visible(shorten(message, NOTIFY_LIMIT), multiline=True),
+            shown(title),
+            severity,
+            self.NOTIFICATION_TIMEOUT if timeout is None else timeout,
+            markup=False,
         )
+        if key is not None:
+            self._keyed[key] = notification
+        self.post_message(Notify(notification))
+
+    def _on_notify(self, event: Notify) -> None:
+        # Decided when the message arrives, not when it was sent: a dialog may have opened
+        # in between. Otherwise Textual's own handler (the base class's) shows it.
+        if isinstance(self._top(), ModalScreen):
+            event.prevent_default()
+            self._waiting.append(event.notification)
+
+    def forget(self, key: str) -> None:
+        """Take away the notification of ``key`` (shown or waiting), if any."""
+        notification = self._keyed.pop(key, None)
+        if notification is None:
+            return
+        if notification in self._waiting:
+            self._waiting.remove(notification)
+        if notification in self._notifications:
+            del self._notifications[notification]
+            self._refresh_notifications()
+
+    def _top(self) -> Screen[object] | None:
+        return self.screen_stack[-1] if self.screen_stack else None
+
+    def _on_screen_changed(self, screen: Screen[object]) -> None:
+        """A dialog opened: the toasts would cover it, so they wait until it closes. It
+        closed: what waited is shown now, each for the time it had left (at least a few
+        seconds), and what was said meanwhile for its full time."""
+        if isinstance(screen, ModalScreen):
+            shown_now = [n for n in self._notifications if n not in self._waiting]
+            self._waiting.extend(
+                self._renewed(n, max(n.time_left, MIN_AFTER_DIALOG)) for n in shown_now
+            )
+            self.clear_notifications()  # refreshes the toasts of the top screen only
+            for below in self.screen_stack[:-1]:
+                for rack in below.query("ToastRack"):
+                    rack.display = False  # shown again, emptied, when its screen is on top
+            return
+        waiting, self._waiting = self._waiting, []
+        for notification in waiting:
+            self.post_message(Notify(self._renewed(notification, notification.timeout)))
+
+    def _renewed(self, old: Notification, timeout: float) -> Notification:
+        """``old`` again, its time counted from now (its key, if any, follows it)."""
+        fresh = Notification(old.message, old.title, old.severity, timeout, markup=False)
+        for key, keyed in self._keyed.items():
+            if keyed is old:
+                self._keyed[key] = fresh
+        return fresh
+
+    async def action_quit(self) -> None:
+        """Quit; the workbench first leaves a run going on, saying what it waits for."""
+        workbench = next((s for s in self.screen_stack if isinstance(s, WorkbenchScreen)), None)
+        if workbench is None:
+            self.exit()
+        else:
+            workbench.quit()
 
     def _load_theme(self) -> None:
         """The theme ``config.toml`` names, else the one last picked; a theme picked in the
@@ -257,7 +345,13 @@ class HarnessApp(App[None]):
                 title="Keymap",
                 severity="warning",
             )
-        self.set_keymap({str(k): str(v) for k, v in mapping.items() if str(k) not in unknown})
+        known = {str(k): str(v) for k, v in mapping.items() if str(k) not in unknown}
+        clashes = conflicts(known)
+        if clashes:
+            # Textual keeps one binding per key: the other action would lose its key unsaid.
+            said = "; ".join(f"{name} ignored ({why})" for name, why in clashes.items())
+            self.notify(f"{path}: {said}", title="Keymap", severity="warning")
+        self.set_keymap({k: v for k, v in known.items() if k not in clashes})
 
     def action_help(self) -> None:
         """List the keys of this screen and of the app, as remapped by the keymap."""

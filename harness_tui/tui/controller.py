@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from ..engine.driver import StopReason
-from ..engine.events import RunStatus, TraceEvent
+from ..engine.events import RunStatus, Status, TraceEvent
 from .session import Session
 
 __all__ = [
@@ -299,8 +299,8 @@ class RunController:
 
     def _begin_drive(self, single: bool) -> bool:
         session = self.session
-        if session is None or session.run.finished:
-            return False
+        if session is None or session.run.finished or self._closed.is_set():
+            return False  # nothing to drive, or the workbench is quitting
         session.go_live()
         self.driving = True
         self._idle.clear()
@@ -366,13 +366,27 @@ class RunController:
 
     # -- leaving ----------------------------------------------------------------------------
 
+    def working_on(self) -> tuple[str, ...] | None:
+        """What :meth:`leave` would wait for: None when nothing goes on (it returns at
+        once), else the tasks running now (the drive's attempt, and those ahead of it)."""
+        session = self.session
+        if session is None or (self._idle.is_set() and not session.run.in_flight()):
+            return None
+        events = session.run.events
+        running = [events[-1].task] if events and events[-1].status is Status.RUNNING else []
+        return tuple(dict.fromkeys([*running, *sorted(session.run.in_flight())]))
+
     def leave(self, wait: float) -> None:
         """The workbench is quitting. A run going on is paused (after the task it is on; a
         hold finishes its task) and left behind: ``abandoned``, resumable. A task still busy
         after ``wait`` seconds is stopped as Ctrl+C stops a run (the run ends ``cancelled``,
         cleanups not run), so that quitting never waits on it; a run that does not stop even
-        then is left to its lease (read as ``interrupted`` once this process ends)."""
+        then is left to its lease (read as ``interrupted`` once this process ends). Called
+        again, it does nothing."""
+        if self._closed.is_set():
+            return
         self._closed.set()
+        self._queue.clear()  # nothing queued starts after this
         session = self.session
         if session is None:
             return

@@ -22,8 +22,10 @@ def task_sections(session: Session, task: str) -> tuple[str, list[tuple[str, Any
     spec = {name: given[name] for name in TASK_FIELDS if name in given}
     if spec.get("isolation") == DEFAULT_ISOLATION:
         del spec["isolation"]  # shown only when the task asks for a process
-    # Counted from 1, as the header counts: 0 is before the first event.
-    when_at = f"as of event {session.position + 1}" if session.view_seq is not None else "now"
+    # Numbered as the trace's seq column and the header number it.
+    when_at = "now"
+    if session.view_seq is not None:
+        when_at = "at the start" if session.position < 0 else f"as of seq {session.position}"
     ancestors = sorted(graph.ancestors(task), key=run.plan.index_of.__getitem__)
     seen = {name: snapshot.output(name) for name in ancestors if snapshot.has_output(name)}
     events = snapshot.task_events(task)

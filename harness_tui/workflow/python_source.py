@@ -1,7 +1,7 @@
 """Workflows defined in Python: ``path/to/file.py:factory``, and their code-free spec.
 
-Loading ``file.py:factory`` imports the user's module by design (DESIGN.md I6): the factory
-(a callable returning a :class:`~harness_tui.engine.harness.Harness` or a
+Loading ``file.py:factory`` imports the user's module by design (docs/invariants.md, I6): the
+factory (a callable returning a :class:`~harness_tui.engine.harness.Harness` or a
 :class:`~harness_tui.engine.graph.TaskGraph`, or a module attribute holding one) builds the
 graph. The payload comes from a ``PAYLOAD`` (or ``payload``) attribute beside it.
 

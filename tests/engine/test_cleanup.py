@@ -1,4 +1,4 @@
-"""Stop and cleanup (DESIGN.md): after a stop, all_done cleanups still run; a second stop
+"""Stop and cleanup (docs/architecture.md): after a stop, all_done cleanups still run; a second stop
 cancels them too; exports of format 1.0 replay under the old rule."""
 
 from __future__ import annotations

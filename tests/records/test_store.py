@@ -194,6 +194,23 @@ def _wait_for_tasks(db: Path, count: int, process: subprocess.Popen[bytes]) -> N
     raise AssertionError("the run made no progress")
 
 
+HOLDING = """\
+import os
+import time
+from pathlib import Path
+
+
+def work(inputs):
+    if os.environ.get("HOLD_AT") == inputs["task"]["name"]:  # the test kills the run here
+        Path(os.environ["HOLD_MARKER"]).touch()
+        time.sleep(120)
+    time.sleep(inputs["params"]["seconds"])
+    return {"slept": inputs["params"]["seconds"]}
+"""
+HOLD_AT = {0: "fetch", 1: "parse", 3: "store", 4: "store"}
+"""Where the killed run holds: the first task from that plan position that sleeps."""
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("killed_after", "workers"), [(0, 1), (1, 1), (3, 1), (4, 1), (1, 4), (3, 4)]
@@ -201,11 +218,16 @@ def _wait_for_tasks(db: Path, count: int, process: subprocess.Popen[bytes]) -> N
 def test_sigkill_then_resume_equals_the_uninterrupted_run(
     tmp_path: Path, killed_after: int, workers: int
 ) -> None:
-    """Killed with 1 or 4 workers, resumed with the other count: the serial run's digest."""
+    """Killed with 1 or 4 workers, resumed with the other count: the serial run's digest.
+
+    The killed run holds inside the task after the first ``killed_after`` ones until it is
+    killed, so it cannot reach its end first on a slow machine (a 50 ms sleep before the kill
+    could)."""
     workflow_path = tmp_path / "slow.yaml"
-    workflow_path.write_text(SLOW)
+    workflow_path.write_text(SLOW.replace("builtin:sleep", "holding_tasks:work"))
+    (tmp_path / "holding_tasks.py").write_text(HOLDING)
     expected = _uninterrupted_digest(workflow_path, tmp_path)
-    db = tmp_path / "runs.db"
+    db, marker = tmp_path / "runs.db", tmp_path / "holding"
     process = subprocess.Popen(
         [
             *(sys.executable, "-m", "harness_tui", "run", str(workflow_path)),
@@ -213,10 +235,14 @@ def test_sigkill_then_resume_equals_the_uninterrupted_run(
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        env={**os.environ, "HOLD_AT": HOLD_AT[killed_after], "HOLD_MARKER": str(marker)},
     )
-    _wait_for_tasks(db, killed_after, process)
-    if killed_after:
-        time.sleep(0.05)  # land somewhere inside the next task
+    deadline = time.monotonic() + 60
+    while not marker.exists():
+        assert process.poll() is None, "the run ended before it could be killed"
+        assert time.monotonic() < deadline, "the run never reached the task it holds in"
+        time.sleep(0.01)
+    _wait_for_tasks(db, killed_after, process)  # what it retired is stored (group commit)
     os.kill(process.pid, signal.SIGKILL)
     process.wait()
     # The killed process held the run's lease: the store reads the run as interrupted.

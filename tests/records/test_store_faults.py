@@ -79,7 +79,10 @@ def test_a_second_resume_says_who_holds_the_run_and_exits_2(tmp_path: Path) -> N
     # Killed: two resumes at once; exactly one takes it, the other says who has it.
     both = [_harness("resume", run_id, "--store", str(store), gate=gate) for _ in range(2)]
     _wait_for(gate, *[p for p in both if p.poll() is None] or both)
-    time.sleep(0.5)  # the loser has had time to give up
+    deadline = time.monotonic() + 60  # the loser gives up once it meets the winner's lease
+    while all(p.poll() is None for p in both):
+        assert time.monotonic() < deadline, "neither resume gave up"
+        time.sleep(0.05)
     losers = [p for p in both if p.poll() is not None]
     assert len(losers) == 1
     (winner,) = [p for p in both if p.poll() is None]

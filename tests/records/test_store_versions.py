@@ -1,4 +1,4 @@
-"""The store's schema versions, migrations and run-status model (DESIGN.md, "Store")."""
+"""The store's schema versions, migrations and run-status model (docs/formats.md, "Run store")."""
 
 from __future__ import annotations
 

@@ -48,7 +48,10 @@ async def test_travel_by_event_task_failure_and_to_the_ends() -> None:
         assert session.position == min(s for s in task_ends if s > max(
             s for s in task_ends if s < failures[1]))  # fmt: skip
         header = app.screen.query_one(RunHeader)
-        assert f"⏪ event {session.position + 1} of {last + 1}" in header.render().plain
+        # Numbered as the trace numbers its rows: the highlighted row's seq.
+        assert f"⏪ seq {session.position} of 0–{last}" in header.render().plain
+        trace_panel = app.screen.query_one(TracePanel)
+        assert trace_panel.cursor_row == session.position
 
         trace = app.screen.query_one(TracePanel)
         trace.focus()

@@ -55,7 +55,9 @@ async def test_an_unknown_theme_is_a_warning_and_a_damaged_state_is_ignored(
     state = tmp_path / "state.json"
     state.write_bytes(b"\x00not json")
     app = make_app(None, preferences=Preferences(theme="no-such-theme", state=state))
-    async with app.run_test(size=(80, 24)):
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("escape")  # the open dialog: a toast waits until it closes
+        await pilot.pause()
         warnings = [n.message for n in app._notifications if n.severity == "warning"]
         assert len(warnings) == 1 and "unknown theme 'no-such-theme'" in warnings[0]
         assert app.theme == "textual-dark"

@@ -53,8 +53,16 @@ def check_trace(trace: list[dict[str, Any]]) -> None:
 
 
 async def press_and_check(presses: list[tuple[str, float]], workers: int = 1) -> list[str]:
-    """Press, then check; the titles of the notifications shown."""
+    """Press, then check; the titles of the notifications said."""
     app = make_app(BUSY, clock=SystemClock(), workers=workers)
+    titles: list[str] = []
+    notice = app.notice
+
+    def said(key: str | None, message: str, **kwargs: Any) -> None:
+        titles.append(kwargs.get("title", ""))
+        notice(key, message, **kwargs)
+
+    app.notice = said  # type: ignore[method-assign]
     async with app.run_test(size=(120, 40)) as pilot:
         for key, delay in presses:
             await pilot.press(key)
@@ -79,7 +87,7 @@ async def press_and_check(presses: list[tuple[str, float]], workers: int = 1) ->
         assert not events or events[-1].status is not Status.RUNNING
         assert session.delivered == len(events)  # the screen shows every recorded event
         check_trace(session.run.canonical_trace())
-        return [n.title for n in app._notifications]
+        return titles
 
 
 # The suite runs the same 30 sequences every time (a red CI means a real regression);
@@ -87,6 +95,7 @@ async def press_and_check(presses: list[tuple[str, float]], workers: int = 1) ->
 FUZZ = int(os.environ.get("HARNESS_FUZZ", "0"))
 
 
+@pytest.mark.slow
 @settings(
     max_examples=FUZZ or 30,
     deadline=None,

@@ -7,11 +7,15 @@ from typing import Any
 
 from harness_tui.engine.clock import FakeClock
 from harness_tui.engine.events import Status, TraceEvent
+from harness_tui.engine.orchestrator import TaskOrchestrator
+from harness_tui.records.export import RunRecord
 from harness_tui.tui.retry_state import RetryWait, attempts_of, retry_wait
 from harness_tui.tui.screens.workbench import WorkbenchScreen
+from harness_tui.tui.session import Session
 from harness_tui.tui.widgets.dag_view import DagView
 from harness_tui.tui.widgets.inspector import Inspector
 from harness_tui.tui.widgets.plan_table import PlanTable
+from harness_tui.tui.widgets.run_header import _parts
 from harness_tui.workflow.loader import parse_workflow
 
 from .conftest import make_app, settle, workbench
@@ -68,7 +72,7 @@ async def test_held_at_a_failed_attempt_the_plan_and_inspector_say_retrying(
         dag = screen.query_one(DagView)
         assert any("↻ score" in "".join(s.text for s in dag.render_line(y)) for y in range(6))
         header = screen.header.parts
-        assert header is not None and "score retrying" in header.status
+        assert header is not None and header.status == "held at score#1"  # held wins
         assert head["status"] == "failed, retrying in 0.5 s (attempt 2 of 4)"
         await pilot.press("f", "c")  # break on failure off, and the held drive goes on
         await settle(pilot)
@@ -79,3 +83,20 @@ async def test_held_at_a_failed_attempt_the_plan_and_inspector_say_retrying(
         assert attempts[0]["error"] == "RuntimeError: quota exceeded" and "worker" in attempts[0]
         assert "duration_s" in attempts[0]
         assert plan.cell_text(0, "status").strip().endswith("succeeded")
+
+
+def test_the_header_names_the_task_between_two_attempts() -> None:
+    workflow = parse_workflow(FLAKY)
+    run = TaskOrchestrator(workflow.graph, clock=FakeClock()).start({}).run_to_end()
+    session = Session(workflow, {}, record=RunRecord.from_run(run, workflow))
+    session.run.run_to_end()  # replayed from the record: no code runs
+    assert [(e.status.value, e.attempt) for e in session.run.events[:2]] == [
+        ("running", 1), ("failed", 1)
+    ]  # fmt: skip
+    session.deliver(2)  # shown up to the first failed attempt, at the live end
+    assert session.waiting_to_retry() == "score"
+    assert _parts(session, running=True).status == (
+        "running · score retrying in 0.5 s (attempt 2 of 4)"
+    )
+    session.deliver(3)  # the second attempt runs
+    assert session.waiting_to_retry() is None

@@ -7,7 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.events import AppFocus
 from textual.pilot import Pilot
+from textual.widgets._footer import FooterKey
 
 from harness_tui.engine.clock import FakeClock
 
@@ -23,7 +25,10 @@ class GatedClock(FakeClock):
         self.gate = threading.Event()
 
     def sleep(self, seconds: float, cancel: threading.Event | None = None) -> None:
-        self.gate.wait(5)
+        # Only the test opens the gate (every test does, in a finally). A real-time limit
+        # here let the task end on its own when a busy machine made the test slower than
+        # the limit, and the run the test was about was then over (60 s: a safety net only).
+        self.gate.wait(60)
         super().sleep(seconds, cancel)
 
 
@@ -44,12 +49,31 @@ async def running(pilot: Pilot[Any], task: str) -> None:
     raise AssertionError(f"{task} was never shown running")
 
 
+async def footer_settled(pilot: Pilot[Any]) -> None:
+    """Wait until the footer greys out exactly what the screen says is impossible now (it
+    catches up on its own schedule: a snapshot taken before that depends on load)."""
+    screen = workbench(pilot.app)  # type: ignore[arg-type]
+    for _ in range(300):
+        keys = list(screen.query(FooterKey))
+        enabled = {binding.key: on for _, binding, on, _ in screen.active_bindings.values()}
+        if keys and all(key.has_class("-disabled") != enabled[key.key] for key in keys):
+            return
+        screen.refresh_bindings()  # a change it was told of while unfocused is not redrawn
+        await pilot.pause(0.01)
+    raise AssertionError("the footer never caught up with the screen")
+
+
 def test_the_running_attempt_is_shown_while_it_runs(snap_compare: Any) -> None:
     clock = GatedClock()
 
     async def run_before(pilot: Pilot[Any]) -> None:
+        # The footer follows the bindings only once the app has focus (as in a terminal);
+        # headless, focus came at a moment that depended on load, and so did the footer.
+        pilot.app.post_message(AppFocus())
+        await pilot.pause()
         await pilot.press("c")
         await running(pilot, "crunch")
+        await footer_settled(pilot)
 
     app = make_app(Path("tests/tui/data/one_long_task.yaml"), clock=clock)
     try:

@@ -62,7 +62,7 @@ async def test_at_80x24_the_header_shows_status_and_progress(
         header = app.screen.query_one(RunHeader)
         line = header.render().plain
         assert line.startswith("flaky_pipeline ")
-        assert "failed  3/4  ⏪ event 10 of 11" in line  # one back from the last of 11
+        assert "failed  3/4  ⏪ seq 9 of 0–10" in line  # one back from the last of 11
         assert header.render().cell_len <= header.content_size.width
 
 

@@ -118,8 +118,9 @@ async def test_going_back_in_time_shows_the_earlier_state() -> None:
         assert screen.selected == event.task
         sections = inspector_sections(app.screen.query_one(Inspector))
         assert sections["task"]["status"] == "running"
-        # The 5th event (seq 4): counted from 1, as the header counts.
-        assert sections["task"]["shown"] == "as of event 5"
+        # Numbered as the trace's seq column and the header number it.
+        assert sections["task"]["shown"] == "as of seq 4"
+        assert "⏪ seq 4 of 0–7" in screen.header.render().plain
         assert "output" not in sections
         assert cell(app.screen.query_one(PlanTable), "compose_response", "status") == "· pending"
         assert app.screen.query_one(TracePanel).cursor_row == 4
@@ -357,41 +358,85 @@ async def test_live_runs_are_recorded_and_can_be_resumed_from_the_store(tmp_path
     assert row["status"] == "succeeded" and row["tasks_done"] == 4
 
 
+_GATE = """\
+import threading
+
+ARRIVED = threading.Event()
+GO = threading.Event()
+
+
+def step(inputs):
+    if inputs["params"].get("gate"):  # held until the quit has asked the run to pause
+        ARRIVED.set()
+        GO.wait(30)
+    return inputs["task"]["name"]
+"""
+
+
 @pytest.mark.parametrize("workers", [1, 3])
 async def test_quitting_while_a_run_goes_on_leaves_it_abandoned_and_resumable(
     tmp_path: Path, workers: int
 ) -> None:
     """Quit (the app exits) while continuing: the run pauses after its task and is left
-    abandoned, with the tasks it retired stored; resume ends in the uninterrupted digest."""
+    abandoned, with the tasks it retired stored; resume ends in the uninterrupted digest.
+
+    Ordered by events, not time: t10 holds until quitting has asked the run to pause, so the
+    run cannot reach its end first however slow the machine (forty 50 ms sleeps could)."""
+    import importlib.util
+
     from click.testing import CliRunner
 
     from harness_tui.cli import cli
     from harness_tui.records.store import RunStore
 
+    name = f"gate_{tmp_path.name}"
+    (tmp_path / f"{name}.py").write_text(_GATE)
+    spec = importlib.util.spec_from_file_location(name, tmp_path / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    gate = sys.modules[name] = importlib.util.module_from_spec(spec)  # the tasks' module too
+    spec.loader.exec_module(gate)
     wf = tmp_path / "steady.yaml"
     wf.write_text(
-        "name: steady\ntasks:\n  t0: {run: builtin:sleep, with: {seconds: 0.05}}\n"
+        f"name: steady\ntasks:\n  t0: {{run: '{name}:step'}}\n"
         + "".join(
-            f"  t{i}: {{run: builtin:sleep, depends_on: [t{i - 1}], with: {{seconds: 0.05}}}}\n"
+            f"  t{i}: {{run: '{name}:step', depends_on: [t{i - 1}]"
+            + (", with: {gate: true}" if i == 10 else "")
+            + "}\n"
             for i in range(1, 40)
         )
     )
     db = tmp_path / "runs.db"
     app = make_app(wf, store_path=str(db), workers=workers, clock=None)
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("c")
-        await _until(pilot, lambda: len(app.session.run.events) >= 6)  # type: ignore[union-attr]
-    with RunStore(db, create=False) as store:
-        (row,) = store.runs()
-        assert row["status"] == "abandoned" and 3 <= row["tasks_done"] < 40
-        exported = store.export(row["id"])
-    RunRecord.read(exported.write(tmp_path / "left.json"))  # its status fits its trace
-    result = CliRunner().invoke(cli, ["resume", row["id"], "--store", str(db)])
-    assert result.exit_code == 0, result.output
-    expected = TaskOrchestrator(load_workflow(wf).graph).start({}).run_to_end().digest
-    with RunStore(db, create=False) as store:
-        (row,) = store.runs()
-    assert (row["status"], row["tasks_done"], row["run_digest"]) == ("succeeded", 40, expected)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("c")
+            await _until(pilot, gate.ARRIVED.is_set)
+            assert gate.ARRIVED.is_set() and not gate.GO.is_set()
+            session = app.session
+            assert session is not None
+            driver = session.live.driver
+            pause = driver.pause
+
+            def pause_then_release() -> None:
+                pause()
+                gate.GO.set()
+
+            driver.pause = pause_then_release  # type: ignore[method-assign]
+        assert gate.GO.is_set()  # released by the quit's pause, not before
+        with RunStore(db, create=False) as store:
+            (row,) = store.runs()
+            assert (row["status"], row["tasks_done"]) == ("abandoned", 11)
+            exported = store.export(row["id"])
+        RunRecord.read(exported.write(tmp_path / "left.json"))  # its status fits its trace
+        result = CliRunner().invoke(cli, ["resume", row["id"], "--store", str(db)])
+        assert result.exit_code == 0, result.output
+        expected = TaskOrchestrator(load_workflow(wf).graph).start({}).run_to_end().digest
+        with RunStore(db, create=False) as store:
+            (row,) = store.runs()
+        assert (row["status"], row["tasks_done"], row["run_digest"]) == ("succeeded", 40, expected)
+    finally:
+        gate.GO.set()
+        sys.modules.pop(name, None)
 
 
 async def test_error_text_with_brackets_is_shown_verbatim(tmp_path: Path) -> None:
@@ -588,7 +633,7 @@ async def _until(pilot: Any, check: Any) -> None:
 
 def _status_label(app: Any, task: str) -> str:
     table = app.screen.query_one(PlanTable)
-    return str(table.cells(table.row_of(task))[2][0])
+    return table.cell_text(table.row_of(task), "status")
 
 
 async def test_tasks_running_ahead_on_workers_show_as_running_before_they_retire(

@@ -36,6 +36,9 @@ from tests.engine.test_parallel import graphs
 
 pytest.importorskip("distributed")
 
+# Dask end to end: clusters of worker processes, started and closed per session.
+pytestmark = pytest.mark.slow
+
 SHIPPED = sorted(WORKFLOWS.glob("*.yaml"))
 
 

@@ -162,11 +162,14 @@ def test_debug_runs_headless_and_refuses_without_a_terminal(
 def test_debug_opens_the_workbench_and_returns_the_partial_run(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """Quit early, the run comes back stopped (``cancelled``, the tasks not run recorded so,
+    their code never run), never as still ``running``."""
     from harness_tui.tui.app import HarnessApp
 
+    ran: list[str] = []
     h = Harness()
-    h.register("one", lambda i: 1)
-    h.register("two", lambda i: 2, depends_on=["one"])
+    h.register("one", lambda i: ran.append("one") or 1)
+    h.register("two", lambda i: ran.append("two") or 2, depends_on=["one"])
     monkeypatch.setattr(sys.stdin, "isatty", lambda: True)
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
     seen: list[Any] = []
@@ -179,7 +182,11 @@ def test_debug_opens_the_workbench_and_returns_the_partial_run(
     monkeypatch.setattr(HarnessApp, "run", run_one_step)
     run = harness_tui.debug(h, name="script")
     assert seen[0].workflow.name == "script"
-    assert run.cursor == 1 and not run.finished
+    assert run.status.value == "cancelled" and ran == ["one"]
+    assert [(e.task, e.status.value) for e in run.events if e.status.value != "running"] == [
+        ("one", "succeeded"),
+        ("two", "cancelled"),
+    ]
 
 
 def test_jsonl_lines_keep_the_canonical_event_and_add_meta(tmp_path: Path) -> None:

@@ -33,6 +33,8 @@ class HelpModal(ModalScreen[None]):
             lines = [
                 f"{keys:>10}  {action.label:<{width}}  {action.id}" for keys, action in self.rows
             ]
+            # The footer leaves out the palette's hint under 100 columns: said here instead.
+            lines.append(f"{'^p':>10}  Command palette: every action, and why one cannot act")
             # Plain text: "[" and "]" are keys here, not markup.
             yield Static(Text("\n".join(lines)), id="help-keys")
 

@@ -19,6 +19,8 @@ from ..sanitize import visible
 POLL_SECONDS = 0.5
 NAME_WIDTH = 24
 WORKER_WIDTH = 4  # "  w " column: which worker ran the task's attempts, when several did
+KEYS = "escape close · bars: attempts, coloured by status"
+WORKER_KEY = " · w: the worker"
 
 
 def timeline_text(
@@ -106,10 +108,7 @@ class TimelineModal(ModalScreen[None]):
                         classes="dialog-title")  # fmt: skip
             with VerticalScroll():
                 yield Static(id="timeline-bars")
-            yield Label(
-                "escape close · bars: attempts, coloured by status · w: the worker",
-                id="timeline-keys",
-            )
+            yield Label(KEYS, id="timeline-keys")
 
     def on_mount(self) -> None:
         self.call_after_refresh(self._draw)  # once the dialog has its size
@@ -122,6 +121,9 @@ class TimelineModal(ModalScreen[None]):
         room = self.query_one(VerticalScroll).scrollable_content_region.width
         width = max(room - NAME_WIDTH - 2, 10)
         bars.update(timeline_text(self.names, spans, width, self.status_styles, self.selected))
+        # The worker column is drawn only when attempts ran on workers: so is its key.
+        workers = any(span.worker for span in spans)
+        self.query_one("#timeline-keys", Label).update(KEYS + WORKER_KEY if workers else KEYS)
 
     def action_close(self) -> None:
         self.dismiss(None)

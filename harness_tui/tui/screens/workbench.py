@@ -9,16 +9,21 @@ in :mod:`..actions` are carried out by :class:`RunActions`, :class:`FileActions`
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import replace
+from typing import cast
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
+from textual.notifications import SeverityLevel
 from textual.widgets import Footer, Static
 
 from ..actions import INSPECTOR, READ_ONLY, WORKBENCH, Action, routed_bindings
 from ..controller import RunController
 from ..messages import RunUpdated
+from ..modals.quitting import QuittingModal
 from ..sanitize import shown
 from ..session import OpenError, Session
 from ..widgets.run_header import RunHeader
@@ -26,8 +31,12 @@ from ..widgets.run_panes import RunPanes
 from ..widgets.trace_panel import TracePanel
 from .acting import ActingScreen
 from .workbench_files import FileActions, Opener
+from .workbench_host import NoticeBoard
 from .workbench_run import RunActions
 from .workbench_views import ViewActions
+
+NARROW_FOOTER = 100
+"""Below this many columns the footer is compact, without the palette's hint."""
 
 LEAVE_SECONDS = 3.0
 """On quit, how long a run going on may take to reach a pause before it is left to its lease."""
@@ -64,6 +73,7 @@ class WorkbenchScreen(ActingScreen):
         self.views = ViewActions(self)
         self._handlers = {**self.runs.handlers(), **self.files.handlers(), **self.views.handlers()}
         self._bindings_key: object = ()
+        self._quitting = False
 
     @property
     def session(self) -> Session | None:
@@ -100,10 +110,55 @@ class WorkbenchScreen(ActingScreen):
             if self.error is None:
                 self.act("open-file")
 
+    def on_resize(self, event: events.Resize) -> None:
+        # Under 100 columns the full footer would cut "f1 Help" and "Quit" (the app's keys
+        # come last): keys closer together, and the palette's hint left to the F1 list.
+        footer = self.query_one(Footer)
+        narrow = event.size.width < NARROW_FOOTER
+        if footer.compact != narrow:
+            footer.compact, footer.show_command_palette = narrow, not narrow
+            footer.refresh(recompose=True)
+
     def on_unmount(self) -> None:
         # A run left unfinished is marked abandoned (resumable); one going on is paused first
         # and, if its task outlasts the wait, left to its lease (read as interrupted).
         self.controller.leave(wait=LEAVE_SECONDS)
+
+    def quit(self) -> None:
+        """Quit the app. A run going on is left first (see ``RunController.leave``), in a
+        thread of its own, while a dialog says what it waits for: the screen never goes
+        blank, or freezes, for the seconds a task may take."""
+        tasks = self.controller.working_on()
+        if tasks is None:
+            self.app.exit()
+            return
+        if self._quitting:
+            return  # already leaving: that ends in a few seconds
+        self._quitting = True
+        self.app.push_screen(QuittingModal(tasks, LEAVE_SECONDS))
+
+        def leave() -> None:
+            self.controller.leave(wait=LEAVE_SECONDS)
+            self.app.call_from_thread(self.app.exit)
+
+        threading.Thread(target=leave, name="harness-leave", daemon=True).start()
+
+    def notice(
+        self,
+        key: str,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+    ) -> None:
+        """Notify about a state that ends: :meth:`forget` takes it away then."""
+        app = cast(NoticeBoard, self.app)
+        app.notice(key, message, title=title, severity=severity, timeout=timeout)
+
+    def forget(self, key: str) -> None:
+        """The state ``key`` told of is gone: so is its notification."""
+        cast(NoticeBoard, self.app).forget(key)
 
     def _spawn(self, body: Callable[[], None]) -> None:
         # A thread of the app's worker pool, so that waiting for the app's workers waits for

@@ -58,10 +58,25 @@ class FileActions:
         return {
             "open-file": lambda: runs.replace_run("open another file", self._open_now),
             "reload-workflow": lambda: runs.replace_run("reload", self._reload_now),
-            "export-run": lambda: runs.submit("export", self._export_now),
+            "export-run": self.export,
             "edit-payload": lambda: runs.replace_run("change the payload", self._edit_payload_now),
-            "diff-workflow": lambda: runs.submit("diff", self._diff_now),
+            "diff-workflow": self.diff,
         }
+
+    # A run held at a failed attempt waits on the user: nothing changes under a dialog, so
+    # what only reads the run acts at once instead of queueing behind the hold.
+
+    def export(self) -> None:
+        if self.controller.held is not None:
+            self._export(then=lambda: None)
+        else:
+            self.runs.submit("export", lambda: self._export(then=self.controller.done))
+
+    def diff(self) -> None:
+        if self.controller.held is not None:
+            self._diff_now()
+        else:
+            self.runs.submit("diff", self._diff_now)
 
     def _edit_payload_now(self) -> bool:
         session = self.controller.session
@@ -79,7 +94,8 @@ class FileActions:
         self.screen.app.push_screen(PayloadModal(session.payload), apply)
         return True
 
-    def _export_now(self) -> bool:
+    def _export(self, then: Callable[[], None]) -> bool:
+        """Ask where, then write; ``then`` runs once the dialog closes."""
         session = self.controller.session
         if session is None:
             return False
@@ -99,7 +115,7 @@ class FileActions:
                     self.screen.notify(said, title="Export")
                 else:
                     self.screen.notify(said, severity="error")
-            self.controller.done()
+            then()
 
         self.screen.app.push_screen(ExportModal(default), write)
         return True

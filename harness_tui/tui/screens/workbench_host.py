@@ -15,6 +15,22 @@ from ..widgets.run_header import RunHeader
 from ..widgets.run_panes import RunPanes
 
 
+class NoticeBoard(Protocol):
+    """The app's notifications that end with their state (the workbench's app has them)."""
+
+    def notice(
+        self,
+        key: str | None,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+    ) -> None: ...
+
+    def forget(self, key: str) -> None: ...
+
+
 class Workbench(Protocol):
     """The workbench screen, as its action groups see it."""
 
@@ -45,6 +61,18 @@ class Workbench(Protocol):
         timeout: float | None = None,
         markup: bool = True,
     ) -> None: ...
+
+    def notice(
+        self,
+        key: str,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+    ) -> None: ...
+
+    def forget(self, key: str) -> None: ...
 
     def show_session(self) -> None: ...
 

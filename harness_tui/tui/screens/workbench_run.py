@@ -11,7 +11,8 @@ from pathlib import Path
 
 from ...engine.driver import StopReason
 from ...engine.errors import HarnessError
-from ...engine.events import RunStatus
+from ...engine.events import RunStatus, TraceEvent
+from ...engine.graph import TaskNode
 from ..controller import (
     Crashed,
     DriveStarted,
@@ -26,6 +27,19 @@ from ..controller import (
 from ..modals.confirm import ConfirmModal
 from ..sanitize import visible
 from .workbench_host import Workbench
+
+
+def held_hint(event: TraceEvent, node: TaskNode) -> str:
+    """What ``n`` and ``c`` do at the failed attempt ``event`` of ``node`` (both let the
+    task go on; ``n`` pauses once it ends)."""
+    attempts = node.max_retries + 1
+    if event.attempt < attempts:
+        then = f"attempt {event.attempt + 1} of {attempts} (held again if it fails)"
+    elif node.fallback is not None or node.fallback_ref:
+        then = "its fallback runs"
+    else:
+        then = "it ends failed"
+    return f"n: {then}, then pause · c: the same, then go on · s: stop the run"
 
 
 class RunActions:
@@ -51,14 +65,27 @@ class RunActions:
     # -- intents ----------------------------------------------------------------------------
 
     def submit(self, name: str, start: Callable[[], bool]) -> None:
-        """Queue an intent (it starts at once if nothing is in progress)."""
-        if self.controller.submit(name, start):
-            self.screen.notify(f"{name}: queued until the run pauses")
+        """Queue an intent (it starts at once if nothing is in progress); one of a name
+        at most waits (a key pressed twice never opens its dialog twice)."""
+        key = f"queued {name}"
+        if self.controller.pending(name):
+            self.screen.notice(key, f"{name}: already queued until the run pauses")
+            return
+
+        def begin() -> bool:
+            self.screen.forget(key)  # it waits no more
+            return start()
+
+        if self.controller.submit(name, begin):
+            self.screen.notice(key, f"{name}: queued until the run pauses")
 
     def go(self, single: bool) -> None:
+        held = self.controller.held
         go = self.controller.step() if single else self.controller.continue_()
-        if go is Go.RELEASED:
-            self.screen.notify("finishing this task" if single else "continuing", title="Held run")
+        if go is Go.RELEASED and held is not None:
+            self.screen.forget("held")
+            then = "pausing after it" if single else "continuing"
+            self.screen.notify(f"{held.task} goes on, {then}", title="Held run")
 
     def replace_run(self, name: str, start: Callable[[], bool]) -> None:
         """An intent that throws the current run away: asked first if a run is executing."""
@@ -163,6 +190,8 @@ class RunActions:
             screen.refresh_bindings_if_changed()
             screen.header.update_from(session, running=True)
             return
+        if self.controller.held is None:
+            screen.forget("held")  # released, stopped or ended: its hint no longer applies
         if isinstance(update, Ticked):
             changed = set(session.look_in_flight())  # tasks running ahead (workers)
             tasks = screen.panes.catch_up(update.recorded)
@@ -199,12 +228,16 @@ class RunActions:
         error = event.error or {}
         # The error text comes from the task: shown, never interpreted.
         what = visible(f"{error.get('type', '')}: {error.get('message', '')}")
-        self.screen.notify(
+        session = self.controller.session
+        assert session is not None
+        self.screen.repaint({event.task})  # the header and the next-task marker say held
+        self.screen.notice(
+            "held",
             f"{event.task}: attempt {event.attempt} {event.status.value}: {what}\n"
-            "n: finish this task · c: continue · s: stop",
+            + held_hint(event, session.workflow.graph[event.task]),
             title="Held at a failed attempt",
             severity="warning",
-            timeout=10,
+            timeout=30,
         )
 
     def _paused(self, update: Paused) -> None:

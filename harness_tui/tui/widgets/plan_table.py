@@ -19,11 +19,11 @@ from .status_styles import status_styles
 
 COLUMNS = [
     Column("mark", "", 2),
+    Column("#", "#", 1),  # first: a narrow pane scrolls the columns at its right out of view
     Column("task", "task"),
     Column("status", "status", 11),
     Column("att", "att", 3),
     Column("time", "time", 7),
-    Column("#", "#", 4),
     Column("lvl", "lvl", 3),
     Column("id", "id", 8),
 ]
@@ -87,6 +87,8 @@ class PlanTable(LineTable):
         """Show a plan."""
         self.plan = plan
         self.fit_column("task", plan.names)
+        index = [c.key for c in self.columns].index("#")
+        self.columns[index] = Column("#", "#", len(str(max(len(plan) - 1, 0))))  # whole
         self.breakpoints = breakpoints
         self.next_task = next_task
         self.cursor_row = 0
@@ -109,11 +111,11 @@ class PlanTable(LineTable):
         )
         return (
             (mark, "bold"),
+            (str(step.index), "dim"),
             (task, ""),
             label or (status_label(status), self._styles[status]),
             (str(attempts) if attempts else "", ""),
             (f"{duration:.2f}s" if duration is not None else "", ""),
-            (str(step.index), "dim"),
             (str(step.level), "dim"),
             (step.task_id[:8], "dim"),
         )

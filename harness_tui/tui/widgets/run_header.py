@@ -92,13 +92,18 @@ def _parts(session: Session, running: bool) -> HeaderParts:
     status = RunStatus.RUNNING.value if running else run.status.value
     if not running and run.status is RunStatus.RUNNING:
         status = "paused"  # started, and no worker is driving it now
-    waiting = session.waiting_to_retry()
+    held = session.live.driver.held
+    waiting = session.waiting_to_retry() if held is None else None
     retry = session.retry_wait(waiting) if waiting is not None else None
-    if waiting is not None and retry is not None:  # the task between two attempts
+    if held is not None:  # break on failure: waiting for the user at a failed attempt
+        status = f"held at {held.task}#{held.attempt}"
+    elif waiting is not None and retry is not None:  # the task between two attempts
         status = f"{status} · {visible(waiting)} {retry.sentence()}"
     cursor = ""
-    if session.view_seq is not None:  # counted from 1, as people count: 0 is the start
-        cursor = f"⏪ event {session.view_seq + 1} of {session.delivered}"
+    if session.view_seq is not None:  # numbered as the trace's seq column numbers its rows
+        last = session.delivered - 1
+        at = "start, before seq 0" if session.view_seq < 0 else f"seq {session.view_seq}"
+        cursor = f"⏪ {at} of 0–{last}"
     # The name and path come from the file: shown, never obeyed.
     return HeaderParts(
         replay=session.replay,

@@ -82,6 +82,9 @@ class RunPanes(Vertical):
         session = self.session
         if session is None or session.view_seq is not None:
             return None
+        held = session.live.driver.held
+        if held is not None:  # the run goes on with this task's next attempt (or its end)
+            return held.task
         step = session.run.next_step
         return step.task if step else None
 
