@@ -72,6 +72,15 @@ def _glyphs(value: object) -> str:
     return str(value)
 
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def _log_level(value: object) -> str:
+    if not isinstance(value, str) or value.upper() not in LOG_LEVELS:
+        raise ValueError(" or ".join(f'"{name}"' for name in LOG_LEVELS))
+    return value.upper()
+
+
 def _path(value: object) -> str:
     return str(Path(_text(value)).expanduser())
 
@@ -98,6 +107,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("theme", "the workbench's Textual theme", _text, None),
     Setting("glyphs", 'status and box glyphs: "unicode" or "ascii"', _glyphs, "unicode"),
     Setting("keymap", "the keymap file that remaps keys by binding id", _path, None),
+    Setting(
+        "log_level",
+        "the lowest level of a task's logging records kept in its log, whatever the "
+        "loggers' levels",
+        _log_level,
+        "INFO",
+    ),
 )
 """Every setting, named once: the file, the environment, ``config show`` and the defaults of
 the command-line options are derived from this table."""

@@ -86,6 +86,21 @@ async def timeline(pilot: Pilot[Any]) -> None:
     await pilot.pause(0.3)
 
 
+async def browsing(pilot: Pilot[Any]) -> None:
+    await pilot.press("down", "down", "m", "m")  # the failed and the succeeded run marked
+
+
+async def logs_search(pilot: Pilot[Any]) -> None:
+    await pilot.press("c")
+    await settle(pilot)
+    screen: Any = pilot.app.screen
+    screen._select("chatty")
+    await pilot.press("l")
+    await pilot.pause()
+    await pilot.press("slash", *"batch 2", "enter")
+    await pilot.pause()
+
+
 async def main() -> None:
     os.chdir(ROOT)
     OUT.mkdir(exist_ok=True)
@@ -116,7 +131,14 @@ async def main() -> None:
         os.chdir(folder)
         await shoot("replay", app("agent_triage-run.json", replay=True), replay)
         await shoot("open-dialog", app(None))
+        # The run browser on a store of four runs, one of each status it tells apart.
+        sys.path.insert(0, str(ROOT))
+        from tests.records.mixed_store import mixed_store
+
+        mixed_store(Path(folder) / "runs.sqlite3")
+        await shoot("run-browser", app(None, store_path="runs.sqlite3", browse=True), browsing)
         os.chdir(ROOT)
+    await shoot("logs-search", app("tests/tui/data/printing_pipeline.yaml"), logs_search)
 
 
 if __name__ == "__main__":

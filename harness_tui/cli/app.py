@@ -235,6 +235,7 @@ def main() -> None:
         settings = _settings(sys.argv[1:])
         if settings is not None:
             use_glyphs(settings.get("glyphs"))
+            _capture_level(settings.get("log_level"))
         cli(
             standalone_mode=True,
             # The same variable however it was started (`python -m harness_tui` too).
@@ -267,6 +268,16 @@ def _settings(argv: list[str]) -> Config | None:
         if argv[:1] == ["config"]:
             return None
         exit_with_error(exc)
+
+
+def _capture_level(name: str) -> None:
+    """Tasks' logging records from ``name`` (``config.toml``'s ``log_level``) up join their
+    logs, whatever the loggers' levels."""
+    import logging
+
+    from ..engine import capture
+
+    capture.set_level(logging.getLevelNamesMapping()[name])
 
 
 def _option_defaults(settings: Config | None) -> dict[str, dict[str, object]]:

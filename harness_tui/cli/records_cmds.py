@@ -383,10 +383,16 @@ def _drive_with_progress(live: LiveRun, quiet: bool) -> None:
 @cli.command()
 @store_option
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
-def runs(store_path: str | None, as_json: bool) -> None:
+@click.option("--tui", is_flag=True, help="Open the run browser instead of printing the list.")
+def runs(store_path: str | None, as_json: bool, tui: bool) -> None:
     """List the runs in the store, newest first, with their status (tab-separated when piped)."""
     from ..records.store import default_store_path
 
+    if tui:
+        from .tui_cmds import open_workbench
+
+        open_workbench(None, None, store_path=store_path, browse=True)
+        return
     where = store_path or default_store_path()
     if store_path is None and not default_store_path().exists():
         rows: list[dict[str, Any]] = []  # nothing recorded yet: an empty list, not an error

@@ -26,9 +26,11 @@ def open_workbench(
     no_store: bool = False,
     workers: int = 1,
     executor_spec: str = "threads",
+    browse: bool = False,
     read_only: bool = False,
 ) -> None:
-    """Start the app (imports Textual, about 0.3 s, only when the UI is wanted)."""
+    """Start the app (imports Textual, about 0.3 s, only when the UI is wanted); without a
+    file, ``browse`` starts on the run browser of the store."""
     from ..engine.capture import descriptors
     from ..records.store import default_store_path
     from ..tui.app import create_app
@@ -60,6 +62,7 @@ def open_workbench(
             workers=workers,
             executor=executor,
             preferences=preferences,
+            browse=browse,
             read_only=read_only,
         )
         try:
@@ -110,7 +113,8 @@ def open_(
     executor_spec: str,
 ) -> None:
     """Open the workbench on a workflow file (or a run export); live runs are recorded in the
-    run store as they happen, so `harness-tui resume` can finish a run after a crash."""
+    run store as they happen, so `harness-tui resume` can finish a run after a crash. Without
+    a file: the run browser, the list of the runs in the store."""
     open_workbench(
         file,
         payload,
@@ -118,6 +122,7 @@ def open_(
         no_store=no_store,
         workers=workers,
         executor_spec=executor_spec,
+        browse=file is None and not no_store,
     )
 
 

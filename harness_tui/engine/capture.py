@@ -42,6 +42,7 @@ from typing import IO, Any, NamedTuple
 from .recorded_calls import current as current_io
 
 __all__ = [
+    "DEFAULT_LEVEL",
     "DEFAULT_LOG_LIMIT",
     "AttemptLog",
     "LogBuffer",
@@ -52,9 +53,14 @@ __all__ = [
     "descriptors",
     "drain",
     "install",
+    "set_level",
     "truncation_mark",
     "utf8_safe",
 ]
+
+DEFAULT_LEVEL = logging.INFO
+"""Records a task logs at this level or above join its log even where the logging
+configuration drops them (by default Python lets only WARNING and up through)."""
 
 DEFAULT_LOG_LIMIT = 1024 * 1024
 """Characters kept per attempt (1 MiB of ASCII); the rest is dropped behind a visible mark."""
@@ -258,6 +264,38 @@ def _alone() -> bool:
 _handler = _LogHandler()
 _root = logging.getLogger()
 _original_start = threading.Thread.start
+_original_enabled = logging.Logger.isEnabledFor
+_original_handle = logging.Logger.handle
+_level = [DEFAULT_LEVEL]  # the capture level (a list: set_level changes it in place)
+
+
+def set_level(level: int) -> None:
+    """Capture a task's records at ``level`` and above whatever the loggers' levels
+    (:data:`DEFAULT_LEVEL` by default); lower records only where logging lets them through."""
+    _level[0] = level
+
+
+def _enabled(self: logging.Logger, level: int) -> bool:
+    """``Logger.isEnabledFor``, and yes inside an attempt from the capture level up: the
+    record is made, then :func:`_handle` keeps it to the attempt's log."""
+    if _original_enabled(self, level):
+        return True
+    return (
+        level >= _level[0]
+        and _current.get() is not None
+        and not self.disabled
+        and self.manager.disable < level
+    )
+
+
+def _handle(self: logging.Logger, record: logging.LogRecord) -> None:
+    """``Logger.handle``; a record that exists only because the capture asked for it (below
+    the logger's own level) goes to the attempt's log alone: every other handler, the user's
+    or Dask's, receives exactly what it did without the capture."""
+    if record.levelno >= self.getEffectiveLevel() or _current.get() is None:
+        _original_handle(self, record)
+    elif not self.disabled and self.filter(record):
+        _handler.handle(record)
 
 
 def _start(self: threading.Thread) -> None:
@@ -279,7 +317,12 @@ def _start(self: threading.Thread) -> None:
 
 def install() -> None:
     """Route ``sys.stdout``, ``sys.stderr``, ``logging`` and new threads (idempotent; cheap
-    enough to call before every attempt, which re-installs a stream someone replaced)."""
+    enough to call before every attempt, which re-installs a stream someone replaced).
+
+    ``Logger.isEnabledFor`` and ``Logger.handle`` are wrapped so that a task's records from
+    the capture level up (:func:`set_level`) are made and captured even where the loggers'
+    levels drop them, without reaching any other handler; outside attempts both behave as
+    the originals."""
     stdout, stderr = sys.stdout, sys.stderr
     if stdout is not None and stdout.__class__ is not _RoutingStream:
         sys.stdout = _RoutingStream(stdout)
@@ -290,6 +333,9 @@ def install() -> None:
         _root.addHandler(_handler)
     if threading.Thread.start is not _start:
         threading.Thread.start = _start  # type: ignore[method-assign]
+    if logging.Logger.isEnabledFor is not _enabled:
+        logging.Logger.isEnabledFor = _enabled  # type: ignore[method-assign]
+        logging.Logger.handle = _handle  # type: ignore[method-assign]
 
 
 # -- file descriptors 1 and 2 --------------------------------------------------------------

@@ -12,13 +12,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from textual.binding import Binding, BindingType
 from textual.keys import format_key
 
+from .browser import BrowserState, OpenMode, open_mode
 from .controller import WorkbenchState
 
 __all__ = [
+    "BROWSER",
     "DIFF",
     "GLOBAL",
     "INSPECTOR",
@@ -36,7 +39,7 @@ NOTHING_OPEN = "nothing is open: o opens a workflow or an export"
 READ_ONLY = "read-only: this workbench runs and imports no code"
 
 
-def always(state: WorkbenchState) -> str | None:
+def always(state: object) -> str | None:
     """Acts in every state."""
     return None
 
@@ -92,8 +95,10 @@ class Action:
         help: one sentence on what it does (palette, F1, docs/reference.md).
         show: shown in the footer.
         priority: checked before the focused widget's bindings.
-        why_not: why it cannot act in a state, or None when it can. When nothing is open,
-            an action that cannot act is greyed in the footer if shown there, else hidden.
+        why_not: why it cannot act in a state, or None when it can: the state of the screen
+            whose table holds it (a :class:`WorkbenchState`, a :class:`BrowserState`). When
+            nothing is open, an action that cannot act is greyed in the footer if shown
+            there, else hidden.
         runs_code: it may run or import task code (opening a workflow to step, re-running,
             loading a Python harness): a read-only workbench refuses it.
     """
@@ -106,7 +111,7 @@ class Action:
     help: str
     show: bool = False
     priority: bool = False
-    why_not: Callable[[WorkbenchState], str | None] = always
+    why_not: Callable[[Any], str | None] = always
     runs_code: bool = False
 
     def binding(self, routed: bool = False) -> Binding:
@@ -164,6 +169,15 @@ WORKBENCH: tuple[Action, ...] = (
     Action("dag-compact", "z", "toggle_compact", "Compact", "view: Compact or full boxes",
            "Switch the DAG between one-line boxes and bordered boxes with whole names",
            why_not=when_open),
+    Action("pane-maximize", "m", "maximize", "Maximise", "view: Maximise the pane",
+           "Give the focused pane the whole screen; again to bring the others back",
+           why_not=when_open),
+    Action("filter-status", "v", "filter_status", "Filter", "view: Filter by status",
+           "Show in the plan and the trace only the failed, running, pending, skipped or "
+           "succeeded tasks, the next group at each press, then all", why_not=when_open),
+    Action("filter-name", "V", "filter_name", "Filter by name", "view: Filter by name",
+           "Show in the plan and the trace only the tasks whose name contains a text",
+           why_not=when_open),
     Action("find-task", "slash", "find", "Find task", "task: Find",
            "Jump to a task by part of its name", why_not=when_open),
     Action("show-logs", "l", "show_logs", "Logs", "task: Show logs",
@@ -206,8 +220,88 @@ INSPECTOR: tuple[Action, ...] = (
 )  # fmt: skip
 """The inspector's actions (enter on its error or traceback does the same)."""
 
+NO_STORE = "no run store yet: o opens a workflow, and its runs are recorded"
+
+
+def when_run(state: BrowserState) -> str | None:
+    """Acts on the run under the cursor."""
+    if not state.store:
+        return NO_STORE
+    return None if state.selected is not None else "no run here (f, / or s change the list)"
+
+
+def when_openable(state: BrowserState) -> str | None:
+    if reason := when_run(state):
+        return reason
+    assert state.selected is not None
+    if open_mode(state.selected) is OpenMode.RUNNING:
+        return "a live process runs it: wait for it to end, or resume --force on the command line"
+    return None
+
+
+def when_deletable(state: BrowserState) -> str | None:
+    if reason := when_run(state):
+        return reason
+    assert state.selected is not None
+    return "a live process holds its lease" if state.selected.lease_live else None
+
+
+def when_two_marked(state: BrowserState) -> str | None:
+    if not state.store:
+        return NO_STORE
+    return None if state.marked == 2 else f"mark two runs first (m): {state.marked} marked"
+
+
+def when_store(state: BrowserState) -> str | None:
+    return None if state.store else NO_STORE
+
+
+BROWSER: tuple[Action, ...] = (
+    Action("runs-open", "enter", "open_run", "Open", "runs: Open",
+           "Open the run: replay a finished run, resume an interrupted or abandoned one "
+           "(asked first)", show=True, why_not=when_openable),
+    Action("runs-mark", "m", "mark", "Mark", "runs: Mark for comparison",
+           "Mark or unmark the run; two marked runs can be compared", show=True,
+           why_not=when_run),
+    Action("runs-compare", "c", "compare", "Compare", "runs: Compare the marked runs",
+           "Compare the two marked runs: their plans and where their traces differ",
+           show=True, why_not=when_two_marked),
+    Action("runs-status", "f", "status", "Status", "runs: Filter by status",
+           "Show the runs of one status only, the next status at each press, then all",
+           show=True, why_not=when_store),
+    Action("runs-filter", "slash", "filter", "Filter", "runs: Filter by text",
+           "Show only the runs whose id, workflow or run digest contains a text", show=True,
+           why_not=when_store),
+    Action("runs-sort", "s", "sort", "Sort", "runs: Sort by the next column",
+           "Order by start, workflow, status or duration", why_not=when_store),
+    Action("runs-reverse", "S", "reverse", "Reverse", "runs: Reverse the order",
+           "Reverse the order of the list", why_not=when_store),
+    Action("runs-rerun", "F", "rerun", "Rerun from", "runs: Rerun from task",
+           "Open the run and re-run it from a task you pick, with the current code",
+           why_not=when_run, runs_code=True),
+    Action("runs-export", "e", "export", "Export", "runs: Export run or report",
+           "Write the run to a JSON export; a name ending in .md or .html writes a report",
+           show=True, why_not=when_run),
+    Action("runs-delete", "x,delete", "delete", "Delete", "runs: Delete",
+           "Delete the run from the store (asked first; never a run a live process holds)",
+           why_not=when_deletable),
+    Action("runs-refresh", "R", "refresh", "Refresh", "runs: Refresh",
+           "Read the list again from the store", why_not=when_store),
+    Action("runs-open-file", "o", "open_file", "Open file", "file: Open",
+           "Open a workflow or a run export in the workbench", runs_code=True),
+)  # fmt: skip
+"""The run browser's actions."""
+
 GLOBAL: tuple[Action, ...] = (
     Action("help", "f1", "help", "Help", "", "Show every key with its id", show=True),
+    Action(
+        "show-runs",
+        "g",
+        "show_runs",
+        "Runs",
+        "runs: Show the run browser",
+        "Go to the list of runs in the store (from the workbench: leaves the run there, resumable)",
+    ),
     Action("quit", "ctrl+q", "quit", "Quit", "", "Quit", show=True, priority=True),
 )
 """The app's own actions, on every screen (Textual's palette already offers them)."""
@@ -229,7 +323,7 @@ def binding_ids() -> set[str]:
     screen and modal class (Textual remaps any binding that has an id, wherever declared)."""
     from textual.dom import DOMNode
 
-    ids = {action.id for action in (*WORKBENCH, *DIFF, *GLOBAL, *INSPECTOR)}
+    ids = {action.id for action in (*WORKBENCH, *DIFF, *GLOBAL, *INSPECTOR, *BROWSER)}
     seen: set[type] = set()
     pending: list[type] = [DOMNode]
     while pending:

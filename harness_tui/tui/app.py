@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from functools import partial
+from pathlib import Path
 
 from rich.segment import Segment
 from textual.app import App, SystemCommand
@@ -18,17 +19,22 @@ from textual.theme import Theme
 from ..engine.attempt import Executor
 from ..engine.clock import Clock
 from ..records.errors import RecordError
+from ..records.export import RunRecord
 from ..records.store import RunStore
 from ..workflow.payload import Payload
 from .actions import GLOBAL, Action, bindings
+from .browser import RunBrowser
 from .glyphs import to_ascii
 from .keymap import conflicts
+from .modals.confirm import ConfirmModal
 from .modals.help import HelpModal
 from .preferences import Preferences
 from .sanitize import shorten, shown, visible
 from .screens.acting import ActingScreen
-from .screens.workbench import WorkbenchScreen
+from .screens.run_browser import Opened, RunBrowserScreen
+from .screens.workbench import LEAVE_SECONDS, WorkbenchScreen
 from .session import OpenError, Session, open_session
+from .stores import browsed_store, recording_store
 
 __all__ = ["HarnessApp", "create_app"]
 
@@ -56,7 +62,12 @@ class HarnessApp(App[None]):
     """The harness-tui workbench."""
 
     TITLE = "harness-tui"
-    CSS_PATH = ["app.tcss", "screens/workbench.tcss", "screens/diff.tcss"]
+    CSS_PATH = [
+        "app.tcss",
+        "screens/workbench.tcss",
+        "screens/diff.tcss",
+        "screens/run_browser.tcss",
+    ]
     BINDINGS = bindings(GLOBAL)
 
     def __init__(
@@ -69,8 +80,13 @@ class HarnessApp(App[None]):
         workers: int = 1,
         executor: Executor | None = None,
         preferences: Preferences | None = None,
+        store_path: Path | None = None,
+        browse: bool = False,
         read_only: bool = False,
     ) -> None:
+        """``store_path``: where runs are recorded and browsed (``store``, when open, is the
+        store there; without one, it is made when a workflow is opened). ``browse``: start on
+        the run browser."""
         super().__init__()
         self.read_only = read_only
         self.preferences = preferences or Preferences()
@@ -80,6 +96,8 @@ class HarnessApp(App[None]):
         self.clock = clock
         self.store = store
         self.store_problem = store_problem
+        self.store_path = store_path
+        self.browse = browse
         # Every file opened here runs with these (``App.workers`` is Textual's own).
         self.run_workers = workers
         self.run_executor = executor
@@ -96,8 +114,10 @@ class HarnessApp(App[None]):
         self.screen_change_signal.subscribe(self, self._on_screen_changed)
         self._load_theme()
         self._load_keymap()
-        self.workbench = WorkbenchScreen(self.session, self.open_error, self._open, self.read_only)
-        self.push_screen(self.workbench)
+        if self.browse and self.session is None and self.open_error is None:
+            self.push_screen(self._browser())
+        else:
+            self.push_screen(self._workbench(self.session, self.open_error))
         if self.store_problem:
             self.notify(self.store_problem, title="Run store", severity="warning")
 
@@ -107,10 +127,92 @@ class HarnessApp(App[None]):
             path,
             payload,
             clock=self.clock,
-            store=self.store,
+            store=self._recording_store(),
             workers=self.run_workers,
             executor=self.run_executor,
         )
+
+    def _recording_store(self) -> RunStore | None:
+        """The store live runs are recorded in, made now if browsing found none yet."""
+        if self.store is None and self.store_path is not None and self.store_problem is None:
+            try:
+                self.store = RunStore(self.store_path)
+            except RecordError as exc:
+                self.store_problem = f"runs are not recorded: {exc}"
+                self.notify(self.store_problem, title="Run store", severity="warning")
+        return self.store
+
+    # -- the run browser --------------------------------------------------------------------
+
+    def _workbench(
+        self, session: Session | None, error: OpenError | None = None
+    ) -> WorkbenchScreen:
+        # The latest one made: its run's stray output is stored when the app ends.
+        self.workbench = WorkbenchScreen(session, error, self._open, self.read_only)
+        return self.workbench
+
+    def _browser(self) -> RunBrowserScreen:
+        where = self.store_path or (self.store.path if self.store is not None else Path())
+        return RunBrowserScreen(RunBrowser(self.store, where), self._show_opened, self.read_only)
+
+    def _show_opened(self, opened: Opened, task: str | None) -> None:
+        """A workbench over the browser on what it opened: a record replayed (re-run from
+        ``task`` when given), a resumed run, or nothing (the open dialog)."""
+        if opened is None:
+            self.push_screen(self._workbench(None))
+            return
+        if isinstance(opened, RunRecord):
+            session = Session(opened.workflow, opened.payload, record=opened, clock=self.clock)
+        else:
+            opened.run.set_workers(self.run_workers)
+            session = Session(
+                opened.workflow,
+                opened.run.payload,
+                clock=self.clock,
+                store=self.store,
+                workers=self.run_workers,
+                executor=self.run_executor,
+                resumed=opened,
+            )
+        screen = self._workbench(session)
+        self.push_screen(screen)
+        if task is not None:
+
+            def rerun() -> None:
+                screen.panes.select(task)
+                screen.act("rerun-from-task")
+
+            self.call_after_refresh(rerun)
+
+    def action_show_runs(self) -> None:
+        """Back to the run browser under this screen, or the browser of the app's store in
+        place of this screen (its run left behind, resumable), asked first while a run is
+        executing."""
+        stack = self.screen_stack
+        below = next((s for s in reversed(stack) if isinstance(s, RunBrowserScreen)), None)
+        if self.screen is below or isinstance(self.screen, ModalScreen):
+            return
+        if below is None and self.store is None and self.store_path is None:
+            self.notify("runs are not recorded here (--no-store): there is no run list")
+            return
+
+        def go(yes: bool | None = True) -> None:
+            if not yes:
+                return
+            if below is None:
+                if isinstance(self.screen, WorkbenchScreen):
+                    # Left now, not when the screen is gone: the list then reads it abandoned.
+                    self.screen.controller.leave(wait=LEAVE_SECONDS)
+                self.switch_screen(self._browser())
+                return
+            while self.screen is not below:
+                self.pop_screen()
+
+        if any(isinstance(s, WorkbenchScreen) and s.controller.driving for s in stack):
+            question = "A run is executing. Leave it (resumable) and go to the runs?"
+            self.push_screen(ConfirmModal(question, "Leave it"), go)
+        else:
+            go()
 
     def notify(
         self,
@@ -289,6 +391,7 @@ def create_app(
     workers: int = 1,
     executor: Executor | None = None,
     preferences: Preferences | None = None,
+    browse: bool = False,
     read_only: bool = False,
 ) -> HarnessApp:
     """The app as the CLI builds it (tests and screenshots use this very factory).
@@ -296,17 +399,13 @@ def create_app(
     Live runs are recorded in the run store at ``store_path`` when one is given. A file that
     cannot be opened is shown in the app, or with ``strict`` (the command line, where one
     clear line and exit 2 beat a full-screen error) raised as an :class:`OpenError`.
-    ``read_only`` refuses every action that runs or imports code (``serve --replay``).
+    Without ``path``, ``browse`` starts on the run browser of that store; browsing never
+    creates a store (it is made when a workflow is opened and run). ``read_only`` refuses
+    every action that runs or imports code (``serve --replay``).
     """
-    store: RunStore | None = None
-    problem: str | None = None
-    if store_path is not None:
-        try:
-            store = RunStore(store_path)
-        except RecordError as exc:
-            problem = f"runs are not recorded: {exc}"
-        else:
-            problem = store.damage  # recorded all the same, in what SQLite could recover
+    browsing = browse and path is None and store_path is not None
+    opener = browsed_store if browsing else recording_store
+    store, problem = (None, None) if store_path is None else opener(Path(store_path))
 
     def app(session: Session | None, error: OpenError | None = None) -> HarnessApp:
         return HarnessApp(
@@ -318,6 +417,8 @@ def create_app(
             workers=workers,
             executor=executor,
             preferences=preferences,
+            store_path=None if store_path is None else Path(store_path),
+            browse=browsing,
             read_only=read_only,
         )
 

@@ -7,10 +7,9 @@ from typing import Any
 from textual.app import App
 from textual.binding import Binding
 
-from ..records.divergence import compare_records
 from ..records.export import RunRecord
 from ..workflow.loader import Workflow
-from .screens.diff import DiffScreen
+from .screens.diff import DiffScreen, record_diff_screen
 
 
 class DiffApp(App[None]):
@@ -31,16 +30,6 @@ class DiffApp(App[None]):
 def run_diff_app(old: Workflow, old_payload: Any, new: Workflow, new_payload: Any) -> None:
     """Two workflow versions: their plans."""
     DiffApp(DiffScreen(old, old_payload, new, new_payload)).run()
-
-
-def record_diff_screen(old: RunRecord, new: RunRecord) -> DiffScreen:
-    """Two run exports: their workflows' plans, and how each task's run differs.
-
-    Raises:
-        HarnessError: an export's embedded workflow cannot be read.
-    """
-    runs = compare_records(old, new).tasks
-    return DiffScreen(old.workflow, old.payload, new.workflow, new.payload, runs)
 
 
 def run_record_diff_app(old: RunRecord, new: RunRecord) -> None:

@@ -10,10 +10,11 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Mapping
 
-__all__ = ["ASCII", "BREAKPOINT", "NEXT", "to_ascii"]
+__all__ = ["ASCII", "BREAKPOINT", "NEXT", "RETRYING", "to_ascii"]
 
 BREAKPOINT = "●"
 NEXT = "▶"
+RETRYING = "↻"  # a DAG box's status glyph between two attempts of its task
 
 _NAMED = {
     # Task statuses (see .looks.STATUS_LOOKS): one cell each, told apart without colour.
@@ -26,6 +27,7 @@ _NAMED = {
     "⇣": "!",
     "■": "#",
     "·": ".",
+    "↻": "r",
     # Markers, arrows and punctuation the widgets draw.
     "●": "*",
     "▶": ">",

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..engine.events import FAILURE_STATUSES, Status, TraceEvent
+from ..engine.events import FAILURE_STATUSES, TraceEvent
 from ..engine.spec import DEFAULT_ISOLATION, TASK_FIELDS
 from .looks import status_name
+from .retry_state import Attempt, attempts_of
 from .session import Session
 
 
@@ -30,10 +31,12 @@ def task_sections(session: Session, task: str) -> tuple[str, list[tuple[str, Any
     events = snapshot.task_events(task)
     failure = next((e for e in reversed(events) if e.status in FAILURE_STATUSES), None)
     # What a person looks for first: what happened (error, output), then why (inputs, spec).
-    sections: list[tuple[str, Any]] = [
-        ("task", {"name": task, "task_id": step.task_id, "index": step.index,
-                  "level": step.level, "status": status, "shown": when_at}),
-    ]  # fmt: skip
+    head = {"name": task, "task_id": step.task_id, "index": step.index, "level": step.level,
+            "status": status, "shown": when_at}  # fmt: skip
+    retry = session.retry_wait(task)
+    if retry is not None:
+        head["status"] = f"{status}, {retry.sentence()}"
+    sections: list[tuple[str, Any]] = [("task", head)]
     if failure is not None and failure.error:
         sections.append(("error", failure.error))
         if failure.traceback:
@@ -42,10 +45,9 @@ def task_sections(session: Session, task: str) -> tuple[str, list[tuple[str, Any
         sections.append(("output", snapshot.output(task)))
     sections.append(("inputs", {"payload": session.payload, "results": seen}))
     sections.append(("spec", spec))
-    origin = _origin(session)
-    timings = [_timing(e, origin) for e in events if e.status is not Status.RUNNING]
-    if timings:
-        sections.append(("timings", timings))
+    listed = attempts_of(events)
+    if listed:
+        sections.append(("attempts", [_attempt(a) for a in listed]))
     glyph_status = f"{task} · {status}"
     return glyph_status, sections
 
@@ -61,6 +63,17 @@ def event_sections(session: Session, event: TraceEvent) -> tuple[str, list[tuple
     if event.traceback:
         sections.append(("traceback", event.traceback))
     return f"event {event.seq} · {event.task} · {event.status.value}", sections
+
+
+def _attempt(attempt: Attempt) -> dict[str, Any]:
+    """One attempt: outcome, duration, worker (0: the run's own thread), error line."""
+    data: dict[str, Any] = {"attempt": attempt.number, "outcome": attempt.outcome}
+    if attempt.duration is not None:
+        data["duration_s"] = round(attempt.duration, 6)
+    data["worker"] = attempt.worker
+    if attempt.error:
+        data["error"] = attempt.error
+    return data
 
 
 def _origin(session: Session) -> float | None:

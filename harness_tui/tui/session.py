@@ -10,7 +10,7 @@ tables read it. What moves a run (intents, the drive, hold, pause, stop) is the
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import InitVar, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,7 @@ from ..workflow.loader import Workflow
 from ..workflow.payload import Payload
 from ..workflow.python_source import is_python_ref
 from ..workflow.sources import load_any
+from .retry_state import RetryWait, retry_wait
 
 __all__ = ["OpenError", "Session", "open_session"]
 
@@ -59,14 +60,17 @@ class Session:
     store: RunStore | None = None
     workers: int = 1
     executor: Executor | None = None  # where live attempts run (default: threads of this process)
+    resumed: InitVar[LiveRun | None] = None  # a stored run taken back, instead of a new run
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, resumed: LiveRun | None) -> None:
         self.breakpoints: set[str] = set()
         self._break_on_failure = False
         self.view_seq: int | None = None  # None: the live end of the trace
         self.delivered = 0  # events the UI has been told about
         self._in_flight: frozenset[str] = frozenset()
-        self.live = self._new_live()
+        self.live = self._new_live() if resumed is None else resumed
+        if resumed is not None:  # what it did before is shown, as a replay's trace is
+            self.delivered = len(resumed.run.events)
         self._routing: Routing | None = None
         self.code_folder: Path | None = None  # where a re-run found the task code
 
@@ -157,6 +161,18 @@ class Session:
             return None
         last = self.run.events[self.delivered - 1]
         return last if last.status is Status.RUNNING else None
+
+    def waiting_to_retry(self) -> str | None:
+        """The task waiting for its next attempt at the live end, if any."""
+        if self.view_seq is not None or not self.delivered:
+            return None
+        task = self.run.events[self.delivered - 1].task
+        return task if self.retry_wait(task) is not None else None
+
+    def retry_wait(self, task: str) -> RetryWait | None:
+        """Whether ``task`` waits for its next attempt, as of the position on screen."""
+        events = self.run.snapshot(self.position).task_events(task)
+        return retry_wait(self.workflow.graph, events)
 
     def elapsed(self, event: TraceEvent) -> float:
         """Seconds since ``event`` started, on the run's clock."""

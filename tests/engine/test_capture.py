@@ -219,3 +219,48 @@ def test_a_pipe_whose_writers_all_closed_is_never_read_again_by_its_old_number(
             os.close(other)
             if other != number:
                 os.close(number)
+
+
+class Kept(logging.Handler):
+    """A handler a user installed: keeps what it receives."""
+
+    def __init__(self, level: int = logging.NOTSET) -> None:
+        super().__init__(level)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+def logs_news(inputs: Mapping[str, Any]) -> int:
+    log = logging.getLogger("tasks.news")  # no level of its own: the root's WARNING decides
+    log.debug("a detail")
+    log.info("some news")
+    log.warning("a warning")
+    return 4
+
+
+def test_info_is_captured_by_default_and_other_handlers_receive_what_they_did() -> None:
+    from harness_tui.engine import capture
+
+    root = logging.getLogger()
+    assert root.getEffectiveLevel() == logging.WARNING  # Python's default
+    at_warning, unleveled = Kept(logging.WARNING), Kept()
+    root.addHandler(at_warning)
+    root.addHandler(unleveled)
+    try:
+        log = run_of(TaskNode("a", logs_news)).log("a", 1)
+        capture.set_level(logging.WARNING)
+        quieter = run_of(TaskNode("a", logs_news)).log("a", 1)
+    finally:
+        capture.set_level(capture.DEFAULT_LEVEL)
+        root.removeHandler(at_warning)
+        root.removeHandler(unleveled)
+    assert log is not None and log.text == (
+        "INFO tasks.news: some news\nWARNING tasks.news: a warning\n"
+    )
+    assert quieter is not None and quieter.text == "WARNING tasks.news: a warning\n"
+    # The user's handlers, leveled or not, saw only what logging lets through: no INFO.
+    for handler in (at_warning, unleveled):
+        assert [r.getMessage() for r in handler.records] == ["a warning", "a warning"]
+    assert not logging.getLogger("tasks.news").isEnabledFor(logging.INFO)  # outside attempts

@@ -516,7 +516,7 @@ async def test_break_on_failure_holds_at_each_failed_attempt(posted: list[str]) 
         assert screen.selected == "transform" and "Held" in posted
         assert session.run.events[-1] == held  # type: ignore[union-attr]
         plan = app.screen.query_one(PlanTable)
-        assert cell(plan, "transform", "status") == "✘ failed"
+        assert cell(plan, "transform", "status") == "✘ retry 2/3"  # held before the retry
         await pilot.press("c")
         await held_at(pilot, workbench(app).controller, 2)
         await pilot.press("c")

@@ -17,7 +17,8 @@ from textual.widgets import DataTable, Footer, Input, Label, Static
 from ...engine.diff import MARKERS, DiffKind, PlanDiff
 from ...engine.scheduler import PlanStep
 from ...layout import route_dag
-from ...records.divergence import TaskDivergence, count_tasks
+from ...records.divergence import TaskDivergence, compare_records, count_tasks
+from ...records.export import RunRecord
 from ...workflow.errors import WorkflowError
 from ...workflow.loader import Workflow, diff_workflows
 from ...workflow.sources import load_source
@@ -174,6 +175,16 @@ class DiffScreen(ActingScreen):
             self.app.pop_screen()
         else:
             self.app.exit()
+
+
+def record_diff_screen(old: RunRecord, new: RunRecord) -> DiffScreen:
+    """Two run exports: their workflows' plans, and how each task's run differs.
+
+    Raises:
+        HarnessError: an export's embedded workflow cannot be read.
+    """
+    runs = compare_records(old, new).tasks
+    return DiffScreen(old.workflow, old.payload, new.workflow, new.payload, runs)
 
 
 def _cell(step: PlanStep | None) -> str:

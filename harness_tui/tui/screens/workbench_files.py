@@ -28,6 +28,21 @@ Opener = Callable[[str, Payload | None], Session]
 """Opens a file as a session with the app's settings (clock, run store, workers, executor)."""
 
 
+def write_export(record: RunRecord, path: Path, source: str) -> tuple[str, bool]:
+    """Write ``record`` to ``path``: the export, or a report for a name ending in .md or
+    .html (``source``: the export's name, which the report cites). What to say, and whether
+    it was written."""
+    fmt = REPORT_SUFFIXES.get(path.suffix.lower())
+    try:
+        if fmt is None:
+            record.write(path)
+        else:
+            atomic_write(path, render_report(record, fmt, source))
+    except OSError as exc:
+        return f"cannot write {path}: {exc.strerror}", False
+    return f"{'exported' if fmt is None else f'wrote the {fmt} report'} {path}", True
+
+
 class FileActions:
     """Actions that change what is open."""
 
@@ -91,35 +106,36 @@ class FileActions:
         def write(path: Path | None) -> None:
             if path is not None:
                 record = session.export_record()
-                fmt = REPORT_SUFFIXES.get(path.suffix.lower())
                 source = session.default_export_name()
-                try:
-                    if web:
-                        self._deliver(record, fmt, path.name, source)
-                    elif fmt is None:
-                        record.write(path)
-                    else:
-                        atomic_write(path, render_report(record, fmt, source))
-                except OSError as exc:
-                    self.screen.notify(f"cannot write {path}: {exc.strerror}", severity="error")
+                if web:
+                    said, ok = self._deliver(record, path.name, source)
                 else:
-                    what = "exported" if fmt is None else f"wrote the {fmt} report"
-                    where = f"{path.name} (a download)" if web else str(path)
-                    self.screen.notify(f"{what} {where}", title="Export")
+                    said, ok = write_export(record, path, source)
+                if ok:
+                    self.screen.notify(said, title="Export")
+                else:
+                    self.screen.notify(said, severity="error")
             then()
 
         self.screen.app.push_screen(ExportModal(default), write)
         return True
 
-    def _deliver(self, record: RunRecord, fmt: str | None, name: str, source: str) -> None:
+    def _deliver(self, record: RunRecord, name: str, source: str) -> tuple[str, bool]:
         """A served workbench sends the export or report to the browser as a download, with
         the text that :meth:`RunRecord.write` or the report would write (logs left out when
-        they would take the export over the reader's size limit)."""
+        they would take the export over the reader's size limit). What to say, and whether
+        it was sent."""
+        fmt = REPORT_SUFFIXES.get(Path(name).suffix.lower())
         if fmt is None:
             text = record.within(current().export_bytes)[1]
         else:
             text = render_report(record, fmt, source)
-        self.screen.app.deliver_binary(io.BytesIO(text.encode("utf-8")), save_filename=name)
+        try:
+            self.screen.app.deliver_binary(io.BytesIO(text.encode("utf-8")), save_filename=name)
+        except OSError as exc:
+            return f"cannot send {name}: {exc.strerror}", False
+        what = "exported" if fmt is None else f"wrote the {fmt} report"
+        return f"{what} {name} (a download)", True
 
     def _open_now(self) -> bool:
         def opened(path: Path | None) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ...engine.events import TraceEvent
+from ..modals.filter_text import FilterTextModal
 from ..modals.find_task import FindTaskModal
 from ..modals.logs import LogsModal
 from ..modals.timeline import TimelineModal
@@ -40,6 +41,9 @@ class ViewActions:
             "time-start": lambda: travel(lambda s: s.go_to(-1)),
             "time-end": lambda: travel(lambda s: s.go_to(s.delivered - 1)),
             "dag-compact": self.toggle_compact,
+            "pane-maximize": self.toggle_maximized,
+            "filter-status": self.filter_status,
+            "filter-name": self.filter_name,
             "find-task": self.find,
             "show-logs": self.show_logs,
             "show-timeline": self.show_timeline,
@@ -51,6 +55,31 @@ class ViewActions:
     def show_traceback(self) -> None:
         """Open the full error and traceback of the inspected failure, or say why not."""
         self.screen.panes.query_one(Inspector).action_show_traceback()
+
+    def filter_status(self) -> None:
+        panes = self.screen.panes
+        panes.set_filter(panes.task_filter.next_group())
+        self.screen.notify(f"showing {panes.task_filter.group or 'every status'}", title="Filter")
+
+    def filter_name(self) -> None:
+        panes = self.screen.panes
+
+        def named(text: str | None) -> None:
+            if text is not None:
+                panes.set_filter(panes.task_filter.named(text))
+
+        modal = FilterTextModal("Show the tasks whose name contains", panes.task_filter.text)
+        self.screen.app.push_screen(modal, named)
+
+    def toggle_maximized(self) -> None:
+        """The focused pane on the whole screen (80x24 leaves the DAG three rows), or back."""
+        screen = self.screen.panes.screen
+        if screen.maximized is not None:
+            screen.minimize()
+            return
+        focused = screen.focused
+        if focused is None or not screen.maximize(focused, container=False):
+            self.screen.notify("focus a pane first (tab)")
 
     def toggle_compact(self) -> None:
         mode = self.screen.panes.query_one(DagView).toggle_mode()

@@ -38,7 +38,7 @@ from ...layout import (
     line_masks,
     place,
 )
-from ..glyphs import BREAKPOINT, NEXT
+from ..glyphs import BREAKPOINT, NEXT, RETRYING
 from ..looks import KIND_LOOKS, STATUS_LOOKS, component_classes, component_tcss, status_name
 
 LEGEND_LINES = 2
@@ -94,6 +94,7 @@ class DagView(ScrollView, can_focus=True):
         self._depends_on: Mapping[str, Collection[str]] = {}
         self._dependents: Mapping[str, Collection[str]] = {}
         self.status_of: Callable[[str], Status | None] = lambda task: None
+        self.retry_of: Callable[[str], object | None] = lambda task: None  # waits to retry
         self.breakpoints: Collection[str] = ()
         self.next_task: str | None = None
         self.marks: Mapping[str, DiffKind] = {}
@@ -286,7 +287,9 @@ class DagView(ScrollView, can_focus=True):
         task = box.task
         breakpoint_ = task in self.breakpoints
         lead = BREAKPOINT if breakpoint_ else NEXT if task == self.next_task else " "
-        glyph = STATUS_LOOKS[self.status_of(task)].glyph
+        status = self.status_of(task)
+        retrying = status in (Status.FAILED, Status.TIMED_OUT) and self.retry_of(task) is not None
+        glyph = RETRYING if retrying else STATUS_LOOKS[status].glyph
         layout = self.layout_
         text = box_text(
             box, line, label(task, lead, glyph, layout.name_width, layout.mode), layout.mode

@@ -93,8 +93,12 @@ def _parts(session: Session, running: bool) -> HeaderParts:
     if not running and run.status is RunStatus.RUNNING:
         status = "paused"  # started, and no worker is driving it now
     held = session.live.driver.held
+    waiting = session.waiting_to_retry() if held is None else None
+    retry = session.retry_wait(waiting) if waiting is not None else None
     if held is not None:  # break on failure: waiting for the user at a failed attempt
         status = f"held at {held.task}#{held.attempt}"
+    elif waiting is not None and retry is not None:  # the task between two attempts
+        status = f"{status} · {visible(waiting)} {retry.sentence()}"
     cursor = ""
     if session.view_seq is not None:  # numbered as the trace's seq column numbers its rows
         last = session.delivered - 1

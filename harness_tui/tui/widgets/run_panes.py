@@ -15,6 +15,7 @@ from textual.containers import Horizontal, Vertical
 
 from ..inspection import event_sections, task_sections
 from ..session import Session
+from ..task_filter import TaskFilter
 from .dag_view import DagView
 from .inspector import Inspector
 from .plan_table import PlanTable
@@ -28,6 +29,7 @@ class RunPanes(Vertical):
         super().__init__(id=id)
         self.session: Session | None = None
         self.selected: str | None = None
+        self.task_filter = TaskFilter()
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="top"):
@@ -42,17 +44,28 @@ class RunPanes(Vertical):
                             ("#inspector", "Inspector")):  # fmt: skip
             self.query_one(pane).border_title = title
 
+    def set_filter(self, task_filter: TaskFilter) -> None:
+        """Show in the plan and the trace only the tasks and events ``task_filter`` keeps."""
+        self.task_filter = task_filter
+        self.query_one(PlanTable).set_filter(task_filter)
+        self.query_one(TracePanel).set_filter(task_filter)
+        said = task_filter.describe()
+        for pane, title in (("#plan", "Plan"), ("#trace", "Trace")):
+            self.query_one(pane).border_title = f"{title} · {said}" if said else title
+
     def show(self, session: Session) -> None:
         """Show ``session`` from scratch (opened, restarted, replanned)."""
         self.session = session
         depends, dependents = session.graph_links
         dag = self.query_one(DagView)
         dag.status_of = session.status
+        dag.retry_of = session.retry_wait
         dag.breakpoints = session.breakpoints
         dag.show(session.routing, depends, dependents)
         plan = self.query_one(PlanTable)
         plan.status_of = session.status
         plan.attempts_of = session.attempts
+        plan.retry_of = session.retry_wait
         plan.show(session.run.plan, session.breakpoints, self.next_task())
         self.query_one(TracePanel).reset(
             session.run.events, session.delivered, session.run.plan.names

@@ -3,6 +3,7 @@ rebuilt), with each failure's error on its row."""
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -12,6 +13,7 @@ from textual.message import Message
 from ...engine.events import Status, TraceEvent
 from ..looks import status_label
 from ..sanitize import visible
+from ..task_filter import TaskFilter
 from .line_table import Cell, Column, LineTable
 from .status_styles import status_styles
 
@@ -60,6 +62,9 @@ class TracePanel(LineTable):
         self.events: Sequence[TraceEvent] = ()
         self._origin: float | None = None
         self._styles: dict[Status | None, str] = {}
+        self.delivered = 0  # events shown, or kept out by the filter
+        self.task_filter = TaskFilter()
+        self.shown: list[int] | None = None  # the seq of each row, when filtered
 
     def on_mount(self) -> None:
         self._styles = status_styles(self.app)
@@ -73,14 +78,34 @@ class TracePanel(LineTable):
             self.fit_column("task", tasks)
         self._origin = None
         self.cursor_row = 0
-        self.set_row_count(delivered)
+        self.delivered = 0
+        self.shown = None if not self.task_filter.active else []
+        self.append(delivered)
 
     def append(self, count: int) -> None:
         """``count`` more events have been delivered."""
-        self.set_row_count(self.row_count + count)
+        start, self.delivered = self.delivered, self.delivered + count
+        if self.shown is None:
+            self.set_row_count(self.delivered)
+            return
+        keeps, events = self.task_filter.keeps_event, self.events
+        self.shown.extend(seq for seq in range(start, self.delivered) if keeps(events[seq]))
+        self.set_row_count(len(self.shown))
+
+    def set_filter(self, task_filter: TaskFilter) -> None:
+        """Show only the events ``task_filter`` keeps; the cursor stays near its event."""
+        at = self.seq_of(self.cursor_row) if self.row_count else None
+        self.task_filter = task_filter
+        self.reset(self.events, self.delivered)
+        if at is not None and self.row_count:
+            self.show_position(at)
+
+    def seq_of(self, row: int) -> int:
+        """The event shown on ``row``."""
+        return row if self.shown is None else self.shown[row]
 
     def cells(self, row: int) -> Sequence[Cell]:
-        event = self.events[row]
+        event = self.events[self.seq_of(row)]
         if self._origin is None and self.events and self.events[0].started_at is not None:
             self._origin = self.events[0].started_at
         at = event.ended_at if event.ended_at is not None else event.started_at
@@ -97,19 +122,23 @@ class TracePanel(LineTable):
         )
 
     def show_position(self, seq: int) -> None:
-        """Put the cursor on an event (time travel)."""
-        self.move_cursor(seq)
+        """Put the cursor on an event (time travel); filtered out, on the last shown
+        before it."""
+        if self.shown is None:
+            self.move_cursor(seq)
+        elif self.shown:
+            self.move_cursor(max(bisect_right(self.shown, seq) - 1, 0))
 
     def follow(self) -> None:
         """Keep the newest row in view."""
         self.move_cursor(self.row_count - 1)
 
     def on_user_row(self, row: int) -> None:
-        self.post_message(self.EventSelected(self, row))
+        self.post_message(self.EventSelected(self, self.seq_of(row)))
 
     def action_choose(self) -> None:
         if self.row_count:
-            self.post_message(self.EventChosen(self, self.cursor_row))
+            self.post_message(self.EventChosen(self, self.seq_of(self.cursor_row)))
 
     def action_jump(self, row: int) -> None:
         """Home and end in the trace travel to its first and last event."""
