@@ -10,7 +10,7 @@ import click
 
 from ..config import Config, state_path
 from .app import cli
-from .common import payload_option, workers_option
+from .common import echo, payload_option, workers_option
 from .completion import WORKFLOW
 from .executor_opt import chosen_executor, executor_option
 
@@ -85,12 +85,12 @@ def _outlived(app: HarnessApp) -> None:
     threads = [t for t in threading.enumerate() if t is not me and not t.daemon]
     if threads:
         count = "1 thread" if len(threads) == 1 else f"{len(threads)} threads"
-        click.echo(f"harness-tui: waiting for {count} a task started to end", err=True)
+        echo(f"harness-tui: waiting for {count} a task started to end", err=True)
         try:
             for thread in threads:
                 thread.join()
         except KeyboardInterrupt:
-            click.echo("harness-tui: stopped waiting; what they write now is not stored", err=True)
+            echo("harness-tui: stopped waiting; what they write now is not stored", err=True)
     drain()  # what they wrote to the descriptors is in the run's log before it is stored
     session = None if app.workbench is None else app.workbench.session
     if session is not None and not session.replay:
