@@ -16,7 +16,7 @@ import click
 from ..engine.capture import descriptors
 from ..engine.untrusted import shown, visible
 from .app import cli
-from .calls_opt import recording_session
+from .calls_opt import recording_session, session_options
 from .common import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -232,6 +232,7 @@ def _finish(live: LiveRun, quiet: bool, export_to: str | None, fmt: str, redact:
     is_flag=True,
     help="Record what HTTP services and io.call answered each attempt (docs/recording.md).",
 )
+@session_options
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
 def run(
     file: str,
@@ -255,7 +256,7 @@ def run(
     workflow = load_or_die(file)
     value = parse_payload(payload, workflow.payload)
     export_to = _export_target(export_to)
-    calls = recording_session(record, isolation, executor_spec)
+    calls = recording_session(record)
     store = None if no_store else _open_store(store_path, create=True)
     executor, workers = chosen_executor(executor_spec, workers)
     live = LiveRun.start(workflow, value, store=store, executor=executor, isolation=isolation,
