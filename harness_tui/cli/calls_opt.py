@@ -14,7 +14,13 @@ if TYPE_CHECKING:
     from ..engine.recorded_calls import CallSession
     from ..records.export import RunRecord
 
-__all__ = ["calls_options", "recording_session", "replaying_session", "session_options"]
+__all__ = [
+    "calls_options",
+    "intercept",
+    "recording_session",
+    "replaying_session",
+    "session_options",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -84,7 +90,8 @@ def calls_options(fn: F) -> F:
     )(fn)
 
 
-def _intercept() -> None:
+def intercept() -> None:
+    """Send the HTTP of this process's attempts to their recorders."""
     from ..interception import install
 
     install()
@@ -95,7 +102,7 @@ def recording_session(record: bool) -> CallSession | None:
     if not record:
         return None
     session = _session("live")
-    _intercept()
+    intercept()
     return session
 
 
@@ -112,5 +119,5 @@ def replaying_session(
     if mode == "live":
         return None
     session = _session(mode, recording=recordings, record=keep, redact=record.redacted)
-    _intercept()
+    intercept()
     return session

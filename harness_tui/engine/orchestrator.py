@@ -332,6 +332,20 @@ class Run:
             self.context.calls = CallSession(CallMode.LIVE)
         self.context.calls.load(recordings)
 
+    def record_calls(self, session: CallSession) -> None:
+        """Record (and answer) further attempts under ``session``, keeping what the run
+        recorded so far (a resumed run told to record)."""
+        before = self.context.calls
+        if before is not None:
+            session.load(before.recordings())
+        self.context.calls = session
+
+    @property
+    def records_calls(self) -> bool:
+        """Whether the run records what its attempts are answered."""
+        calls = self.context.calls
+        return calls is not None and calls.record
+
     def add_log_listener(self, listener: LogListener) -> None:
         """Call ``listener(task, attempt, text)`` with every piece of output as it is captured
         (from the thread that wrote it; it must not block)."""
