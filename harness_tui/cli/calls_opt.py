@@ -18,6 +18,7 @@ __all__ = [
     "calls_options",
     "intercept",
     "recording_session",
+    "recording_sessions",
     "replaying_session",
     "session_options",
 ]
@@ -104,6 +105,18 @@ def recording_session(record: bool) -> CallSession | None:
     session = _session("live")
     intercept()
     return session
+
+
+def recording_sessions(record: bool) -> Callable[[], CallSession] | None:
+    """A fresh ``--record`` session for each run the workbench starts (None without it);
+    ``--volatile`` is checked now, in one line."""
+    first = recording_session(record)
+    if first is None:
+        return None
+    from ..engine.recorded_calls import CallMode, CallSession
+
+    volatile, secret = first.volatile_paths, first.secret_headers
+    return lambda: CallSession(CallMode.LIVE, volatile=volatile, secret_headers=secret)
 
 
 def replaying_session(

@@ -164,13 +164,14 @@ class TaskOrchestrator:
             plan = plan_with(self.scheduler, self.graph, payload)
         return Run(self, plan, calls)
 
-    def run(self, payload: Any) -> dict[str, Any]:
+    def run(self, payload: Any, *, calls: CallSession | None = None) -> dict[str, Any]:
         """Run every task; return ``{"payload", "results", "trace"}`` (the article's call).
+        ``calls``: as for :meth:`start`.
 
         Raises:
             TaskFailedError: a task still failed after its retries (a ``RuntimeError``).
         """
-        run = self.start(payload)
+        run = self.start(payload, calls=calls)
         run.context.returned = {}  # results keep the key order tasks returned, as printed
         result = run.run_to_end().outcome()
         result["payload"] = loads(json.dumps(payload, ensure_ascii=False))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 
 from rich.segment import Segment
@@ -17,6 +17,7 @@ from textual.theme import Theme
 
 from ..engine.attempt import Executor
 from ..engine.clock import Clock
+from ..engine.recorded_calls import CallSession
 from ..records.errors import RecordError
 from ..records.store import RunStore
 from ..workflow.payload import Payload
@@ -70,6 +71,7 @@ class HarnessApp(App[None]):
         executor: Executor | None = None,
         preferences: Preferences | None = None,
         read_only: bool = False,
+        calls: Callable[[], CallSession] | None = None,
     ) -> None:
         super().__init__()
         self.read_only = read_only
@@ -83,6 +85,7 @@ class HarnessApp(App[None]):
         # Every file opened here runs with these (``App.workers`` is Textual's own).
         self.run_workers = workers
         self.run_executor = executor
+        self.run_calls = calls
         self._keyed: dict[str, Notification] = {}
         self._waiting: list[Notification] = []
         self.workbench: WorkbenchScreen | None = None
@@ -102,7 +105,7 @@ class HarnessApp(App[None]):
             self.notify(self.store_problem, title="Run store", severity="warning")
 
     def _open(self, path: str, payload: Payload | None) -> Session:
-        """Open a file with this app's clock, run store, workers and executor."""
+        """Open a file with this app's clock, run store, workers, executor and recording."""
         return open_session(
             path,
             payload,
@@ -110,6 +113,7 @@ class HarnessApp(App[None]):
             store=self.store,
             workers=self.run_workers,
             executor=self.run_executor,
+            calls=self.run_calls,
         )
 
     def notify(
@@ -290,6 +294,7 @@ def create_app(
     executor: Executor | None = None,
     preferences: Preferences | None = None,
     read_only: bool = False,
+    calls: Callable[[], CallSession] | None = None,
 ) -> HarnessApp:
     """The app as the CLI builds it (tests and screenshots use this very factory).
 
@@ -297,6 +302,7 @@ def create_app(
     cannot be opened is shown in the app, or with ``strict`` (the command line, where one
     clear line and exit 2 beat a full-screen error) raised as an :class:`OpenError`.
     ``read_only`` refuses every action that runs or imports code (``serve --replay``).
+    ``calls`` gives each live run a session recording what it is answered (``open --record``).
     """
     store: RunStore | None = None
     problem: str | None = None
@@ -319,13 +325,20 @@ def create_app(
             executor=executor,
             preferences=preferences,
             read_only=read_only,
+            calls=calls,
         )
 
     if path is None:
         return app(None)
     try:
         session = open_session(
-            path, payload, clock=clock, store=store, workers=workers, executor=executor
+            path,
+            payload,
+            clock=clock,
+            store=store,
+            workers=workers,
+            executor=executor,
+            calls=calls,
         )
         if replay and not session.replay:
             raise OpenError(path, [f"{path}: not a run export"])
