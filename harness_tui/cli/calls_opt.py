@@ -101,6 +101,9 @@ def intercept() -> None:
 def recording_session(record: bool) -> CallSession | None:
     """The session of ``--record`` (None without it)."""
     if not record:
+        meta = click.get_current_context().meta
+        if meta.get("calls.volatile") or meta.get("calls.secret_headers"):
+            die("--volatile and --secret-header apply to a recording: add --record")
         return None
     session = _session("live")
     intercept()

@@ -149,3 +149,16 @@ def test_a_volatile_path_that_cannot_be_read_is_refused_in_one_line(tmp_path: Pa
         .splitlines()[-1]
         .endswith("--volatile: volatile path 'metadata' must start with '$'")
     )
+
+
+def test_recording_settings_without_record_are_refused_in_one_line(tmp_path: Path) -> None:
+    flow = tmp_path / "flow.yaml"
+    flow.write_text("name: w\ntasks:\n  a: {run: 'harness_tui.workflow.builtins:echo'}\n")
+    result = CliRunner().invoke(cli, ["run", str(flow), "--no-store", "-q",
+                                      "--secret-header", "x-my-token"])  # fmt: skip
+    assert result.exit_code == 2
+    assert (
+        result.output.strip()
+        .splitlines()[-1]
+        .endswith("--volatile and --secret-header apply to a recording: add --record")
+    )
