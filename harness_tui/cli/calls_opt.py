@@ -14,15 +14,67 @@ if TYPE_CHECKING:
     from ..engine.recorded_calls import CallSession
     from ..records.export import RunRecord
 
-__all__ = ["calls_options", "recording_session", "replaying_session"]
+__all__ = [
+    "calls_options",
+    "intercept",
+    "recording_session",
+    "recording_sessions",
+    "replaying_session",
+    "session_options",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 MODES = ("offline", "fill", "live")
 
 
+def _keep(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> None:
+    ctx.meta[f"calls.{param.name}"] = value
+
+
+def session_options(fn: F) -> F:
+    """``--volatile PATH`` and ``--secret-header NAME`` (both repeatable), read by
+    :func:`recording_session` and :func:`replaying_session`."""
+    fn = click.option(
+        "--volatile",
+        multiple=True,
+        metavar="PATH",
+        expose_value=False,
+        callback=_keep,
+        help="A JSON path of request bodies left out of matching ('$.metadata.request_id', "
+        "'$.messages[*].id'); repeatable.",
+    )(fn)
+    return click.option(
+        "--secret-header",
+        "secret_headers",
+        multiple=True,
+        metavar="NAME",
+        expose_value=False,
+        callback=_keep,
+        help="A header never recorded, beside authorization, cookie, x-api-key and the like; "
+        "repeatable.",
+    )(fn)
+
+
+def _session(mode: str, **kwargs: Any) -> CallSession:
+    """The session with this command's ``--volatile`` and ``--secret-header``."""
+    from ..engine.recorded_calls import CallMode, CallSession
+
+    meta = click.get_current_context().meta
+    try:
+        return CallSession(
+            CallMode(mode),
+            volatile=meta.get("calls.volatile", ()),
+            secret_headers=meta.get("calls.secret_headers", ()),
+            **kwargs,
+        )
+    except ValueError as exc:
+        die(f"--volatile: {exc}")
+
+
 def calls_options(fn: F) -> F:
-    """``--calls MODE`` and its short form ``--offline``."""
+    """``--calls MODE`` and its short form ``--offline`` (and :func:`session_options`)."""
+    fn = session_options(fn)
     fn = click.option(
         "--offline",
         is_flag=True,
@@ -39,25 +91,35 @@ def calls_options(fn: F) -> F:
     )(fn)
 
 
-def _intercept() -> None:
+def intercept() -> None:
+    """Send the HTTP of this process's attempts to their recorders."""
     from ..interception import install
 
     install()
 
 
-def recording_session(record: bool, isolation: str | None, executor: str) -> CallSession | None:
-    """The session of ``run --record`` (None without it)."""
+def recording_session(record: bool) -> CallSession | None:
+    """The session of ``--record`` (None without it)."""
     if not record:
+        meta = click.get_current_context().meta
+        if meta.get("calls.volatile") or meta.get("calls.secret_headers"):
+            die("--volatile and --secret-header apply to a recording: add --record")
         return None
-    if isolation == "process" or executor.split("=")[0] != "threads":
-        die(
-            "--record records attempts that run in this process: not yet with "
-            "--isolation process or another executor"
-        )
+    session = _session("live")
+    intercept()
+    return session
+
+
+def recording_sessions(record: bool) -> Callable[[], CallSession] | None:
+    """A fresh ``--record`` session for each run the workbench starts (None without it);
+    ``--volatile`` is checked now, in one line."""
+    first = recording_session(record)
+    if first is None:
+        return None
     from ..engine.recorded_calls import CallMode, CallSession
 
-    _intercept()
-    return CallSession(CallMode.LIVE)
+    volatile, secret = first.volatile_paths, first.secret_headers
+    return lambda: CallSession(CallMode.LIVE, volatile=volatile, secret_headers=secret)
 
 
 def replaying_session(
@@ -66,13 +128,12 @@ def replaying_session(
     """The session of a re-execution against ``record``: answers from its recordings in
     ``offline`` and ``fill`` mode; None for ``live``. ``keep``: the new run records what it
     was answered (a re-run's export)."""
-    from ..engine.recorded_calls import CallMode, CallSession
-
     if offline and calls_mode not in (None, "offline"):
         die(f"--offline and --calls {calls_mode} contradict each other")
     recordings = record.recordings
     mode = "offline" if offline else calls_mode or ("offline" if recordings else "live")
     if mode == "live":
         return None
-    _intercept()
-    return CallSession(CallMode(mode), recordings, record=keep, redact=record.redacted)
+    session = _session(mode, recording=recordings, record=keep, redact=record.redacted)
+    intercept()
+    return session

@@ -16,7 +16,7 @@ import click
 from ..engine.capture import descriptors
 from ..engine.untrusted import shown, visible
 from .app import cli
-from .calls_opt import recording_session
+from .calls_opt import intercept, recording_session, session_options
 from .common import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -232,6 +232,7 @@ def _finish(live: LiveRun, quiet: bool, export_to: str | None, fmt: str, redact:
     is_flag=True,
     help="Record what HTTP services and io.call answered each attempt (docs/recording.md).",
 )
+@session_options
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
 def run(
     file: str,
@@ -255,7 +256,7 @@ def run(
     workflow = load_or_die(file)
     value = parse_payload(payload, workflow.payload)
     export_to = _export_target(export_to)
-    calls = recording_session(record, isolation, executor_spec)
+    calls = recording_session(record)
     store = None if no_store else _open_store(store_path, create=True)
     executor, workers = chosen_executor(executor_spec, workers)
     live = LiveRun.start(workflow, value, store=store, executor=executor, isolation=isolation,
@@ -482,6 +483,13 @@ def export(run_id: str, file: str, fmt: str, redact: str, store_path: str | None
 @isolation_option
 @workers_option
 @executor_option
+@click.option(
+    "--record",
+    is_flag=True,
+    help="Record what HTTP services and io.call answer the attempts still to run (a run "
+    "that recorded goes on recording without it; docs/recording.md).",
+)
+@session_options
 def resume(
     run_id: str,
     store_path: str | None,
@@ -491,6 +499,7 @@ def resume(
     isolation: str | None,
     workers: int,
     executor_spec: str,
+    record: bool,
 ) -> None:
     """Continue a stored run (interrupted or abandoned) from its last committed task."""
     from ..records.live import LiveRun
@@ -499,8 +508,12 @@ def resume(
     # Never create a store (a mistyped path is an error), but write to the one found.
     store = _open_store(store_path, create=False, write=True)
     executor, workers = chosen_executor(executor_spec, workers)
-    live = LiveRun.resume(store, run_id, executor=executor, force=force, isolation=isolation)
+    calls = recording_session(record)
+    live = LiveRun.resume(store, run_id, executor=executor, force=force, isolation=isolation,
+                          calls=calls)  # fmt: skip
     the_run = live.run
+    if the_run.records_calls:  # it recorded before: its HTTP goes on being recorded
+        intercept()
     the_run.set_workers(workers)
     if the_run.finished:
         echo(f"run {run_id} had already finished: {the_run.status.value}", err=True)

@@ -10,6 +10,7 @@ import click
 
 from ..config import Config, state_path
 from .app import cli
+from .calls_opt import recording_sessions, session_options
 from .common import echo, payload_option, workers_option
 from .completion import WORKFLOW
 from .executor_opt import chosen_executor, executor_option
@@ -28,6 +29,7 @@ def open_workbench(
     executor_spec: str = "threads",
     browse: bool = False,
     read_only: bool = False,
+    record: bool = False,
 ) -> None:
     """Start the app (imports Textual, about 0.3 s, only when the UI is wanted); without a
     file, ``browse`` starts on the run browser of the store."""
@@ -40,6 +42,7 @@ def open_workbench(
     parsed = None if payload is None else parse_payload(payload, "--payload")
     store = None if no_store or replay else str(store_path or default_store_path())
     executor, workers = chosen_executor(executor_spec, workers)
+    calls = recording_sessions(record)
     settings = click.get_current_context().find_root().obj  # config.toml, see cli.app.main
     preferences = (
         Preferences(
@@ -64,6 +67,7 @@ def open_workbench(
             preferences=preferences,
             browse=browse,
             read_only=read_only,
+            calls=calls,
         )
         try:
             app.run()
@@ -104,6 +108,13 @@ def _outlived(app: HarnessApp) -> None:
 @click.option("--no-store", is_flag=True, help="Do not record live runs.")
 @workers_option
 @executor_option
+@click.option(
+    "--record",
+    is_flag=True,
+    help="Record what HTTP services and io.call answer each live run's attempts, kept in "
+    "the store and its exports (docs/recording.md).",
+)
+@session_options
 def open_(
     file: str | None,
     payload: str | None,
@@ -111,6 +122,7 @@ def open_(
     no_store: bool,
     workers: int,
     executor_spec: str,
+    record: bool,
 ) -> None:
     """Open the workbench on a workflow file (or a run export); live runs are recorded in the
     run store as they happen, so `harness-tui resume` can finish a run after a crash. Without
@@ -123,6 +135,7 @@ def open_(
         workers=workers,
         executor_spec=executor_spec,
         browse=file is None and not no_store,
+        record=record,
     )
 
 

@@ -17,13 +17,14 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from . import offline_guard
 from .capture import LogBuffer
 from .clock import Clock, SystemClock
 from .errors import HarnessError
 from .graph import TaskGraph
 from .here import cancel, close_here, interrupt_here, run_here
 from .outcome import CANCELLED, ERROR, INTERRUPTED, OK, TIMEOUT, Outcome, OutcomeKind
-from .recorded_calls import AttemptIO, io
+from .recorded_calls import AttemptIO, from_ticket, io
 from .untrusted import quoted
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "Outcome",
     "OutcomeKind",
     "PlainInputs",
+    "away_io",
     "close_here",
     "interrupt_here",
     "reference_of",
@@ -74,8 +76,11 @@ class Attempt(NamedTuple):
             (the engine asks for it in parallel runs).
         away: a copy unpickled in another process: its outcome carries its log.
         io: the attempt's recorder of HTTP and recorded calls (docs/recording.md), or None
-            when the run records nothing. Not sent to another process: a copy unpickled
-            there records nothing yet.
+            when the run records nothing. Sent to another process as its settings and the
+            attempt's recorded answers: a copy unpickled there records its ``io.call`` calls
+            (and its HTTP where that process installed :mod:`harness_tui.interception`),
+            closes the network when offline, and its outcome carries what it recorded
+            (:attr:`Outcome.calls`).
     """
 
     task: str
@@ -100,7 +105,9 @@ class Attempt(NamedTuple):
         outcome = run_here(self, self.detach if detach is None else detach, timeouts)
         if self.away and self.log is not None:
             self.log.close()
-            return outcome._replace(log=self.log.snapshot())
+            outcome = outcome._replace(log=self.log.snapshot())
+        if self.away and self.io is not None:
+            outcome = outcome._replace(calls=self.io.report())
         return outcome
 
     def cancel(self) -> None:
@@ -120,8 +127,9 @@ class Attempt(NamedTuple):
             raise ExecutorError(f"task {quoted(self.task)}: {_unreferenced(self.fn)}")
         limit = self.log.limit if self.log is not None else 0
         request = request_of(self.inputs)
+        ticket = None if self.io is None else self.io.ticket()
         return (_arrive, (self.task, self.number, self.kind, self.fn, request, self.timeout,
-                          limit, self.detach))  # fmt: skip
+                          limit, self.detach, ticket))  # fmt: skip
 
 
 def _arrive(
@@ -133,16 +141,27 @@ def _arrive(
     timeout: float | None,
     limit: int,
     detach: bool,
+    ticket: Mapping[str, Any] | None = None,
 ) -> Attempt:
     log = LogBuffer(task, number, limit) if limit else None
     inputs = PlainInputs(json.loads(request))
-    return Attempt(task, number, kind, fn, inputs, timeout, log, _SYSTEM_CLOCK, detach, True)
+    io = None if ticket is None else away_io(ticket)
+    return Attempt(task, number, kind, fn, inputs, timeout, log, _SYSTEM_CLOCK, detach, True, io)
+
+
+def away_io(ticket: Mapping[str, Any]) -> AttemptIO:
+    """The recorder of an attempt sent to this process (:meth:`AttemptIO.ticket`), with the
+    network closed to it when it is offline."""
+    found = from_ticket(ticket)
+    if found.guarded:
+        offline_guard.install()
+    return found
 
 
 class PlainInputs(dict[str, Any]):
     """A task's inputs rebuilt from JSON in another process, with the ``clock`` and
-    ``cancelled`` attributes that built-ins look for, and ``io`` (recorded calls: plain calls
-    there, another process records nothing yet)."""
+    ``cancelled`` attributes that built-ins look for, and ``io`` (recorded calls: recorded
+    for the attempt whose recorder is current, plain calls otherwise)."""
 
     clock = _SYSTEM_CLOCK
     cancelled = threading.Event()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -9,6 +10,7 @@ from .attempt import Executor
 from .clock import Clock
 from .graph import Predicate, TaskFn, TaskGraph, TaskNode, Trigger
 from .orchestrator import TaskOrchestrator
+from .recorded_calls import CallMode, CallSession, Exchange
 from .scheduler import DeterministicScheduler
 
 __all__ = ["Harness"]
@@ -29,10 +31,20 @@ class Harness:
         clock: where time comes from (default: the system clock).
         workers: tasks run at once, in threads; the trace is the serial one whatever the
             count.
+        record: ``True`` records what HTTP services and ``io.call`` answer each run's
+            attempts (a fresh session per run; read it in :attr:`recordings`), as
+            ``run --record`` does; a :class:`CallSession` is used as it is, for instance to
+            answer every request from an earlier recording
+            (``CallSession(CallMode.OFFLINE, recordings)``, docs/recording.md).
     """
 
     def __init__(
-        self, executor: Executor | None = None, clock: Clock | None = None, workers: int = 1
+        self,
+        executor: Executor | None = None,
+        clock: Clock | None = None,
+        workers: int = 1,
+        *,
+        record: bool | CallSession = False,
     ) -> None:
         self.graph = TaskGraph()
         # Built once, as in the article: both see the tasks registered later (same graph).
@@ -40,6 +52,9 @@ class Harness:
         self.orchestrator = TaskOrchestrator(
             self.graph, self.scheduler, executor=executor, clock=clock, workers=workers
         )
+        self.record = record
+        self.calls: CallSession | None = None
+        """The session of the last run (None when it recorded nothing)."""
 
     def register(
         self,
@@ -103,4 +118,23 @@ class Harness:
             TaskFailedError: a task still failed after its retries and had no fallback (a
                 ``RuntimeError``).
         """
-        return self.orchestrator.run(payload)
+        calls = self.record if isinstance(self.record, CallSession) else None
+        if self.record is True:
+            calls = CallSession(CallMode.LIVE)
+        if calls is not None:
+            _intercept_http()
+        self.calls = calls
+        return self.orchestrator.run(payload, calls=calls)
+
+    @property
+    def recordings(self) -> dict[tuple[str, int], list[Exchange]]:
+        """What the last run's attempts were answered, by ``(task, attempt)`` (threads outside
+        any attempt under ``("", 0)``); empty when it recorded nothing."""
+        return {} if self.calls is None else self.calls.recordings()
+
+
+def _intercept_http() -> None:
+    """Send the HTTP of attempts to their recorders. The interception patches third-party
+    clients, so it lives above the engine (``harness_tui.interception``); the facade installs
+    it by name, as the command line does for ``run --record``."""
+    importlib.import_module("harness_tui.interception").install()

@@ -164,13 +164,14 @@ class TaskOrchestrator:
             plan = plan_with(self.scheduler, self.graph, payload)
         return Run(self, plan, calls)
 
-    def run(self, payload: Any) -> dict[str, Any]:
+    def run(self, payload: Any, *, calls: CallSession | None = None) -> dict[str, Any]:
         """Run every task; return ``{"payload", "results", "trace"}`` (the article's call).
+        ``calls``: as for :meth:`start`.
 
         Raises:
             TaskFailedError: a task still failed after its retries (a ``RuntimeError``).
         """
-        run = self.start(payload)
+        run = self.start(payload, calls=calls)
         run.context.returned = {}  # results keep the key order tasks returned, as printed
         result = run.run_to_end().outcome()
         result["payload"] = loads(json.dumps(payload, ensure_ascii=False))
@@ -331,6 +332,20 @@ class Run:
         if self.context.calls is None:
             self.context.calls = CallSession(CallMode.LIVE)
         self.context.calls.load(recordings)
+
+    def record_calls(self, session: CallSession) -> None:
+        """Record (and answer) further attempts under ``session``, keeping what the run
+        recorded so far (a resumed run told to record)."""
+        before = self.context.calls
+        if before is not None:
+            session.load(before.recordings())
+        self.context.calls = session
+
+    @property
+    def records_calls(self) -> bool:
+        """Whether the run records what its attempts are answered."""
+        calls = self.context.calls
+        return calls is not None and calls.record
 
     def add_log_listener(self, listener: LogListener) -> None:
         """Call ``listener(task, attempt, text)`` with every piece of output as it is captured

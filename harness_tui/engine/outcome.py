@@ -39,6 +39,9 @@ class Outcome(NamedTuple):
             (a cluster worker's number, from 1); None: the run's own thread or pool worker.
         log: what the attempt printed when it ran where the run's log could not see it (an
             attempt called in another process fills this in itself).
+        calls: what the attempt was answered when it ran in another process
+            (:meth:`~harness_tui.engine.recorded_calls.AttemptIO.report`), to be absorbed by
+            the run's recorder of the attempt; None where it ran here or recorded nothing.
         exception: what an in-process task raised (for the article's ``run()``, whose
             final error names it as its ``__cause__``); None where it ran elsewhere.
     """
@@ -50,6 +53,7 @@ class Outcome(NamedTuple):
     worker: int | None = None
     log: AttemptLog | None = None
     exception: BaseException | None = None
+    calls: dict[str, Any] | None = None
 
 
 INTERRUPTED = Outcome(

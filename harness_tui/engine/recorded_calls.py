@@ -48,6 +48,7 @@ __all__ = [
     "RecordedCalls",
     "current",
     "error_json",
+    "from_ticket",
     "io",
     "recorded",
     "target",
@@ -249,6 +250,48 @@ class AttemptIO:
         with _lock:
             self.exchanges.append(exchange)
 
+    def ticket(self) -> dict[str, Any]:
+        """What another process needs to record and answer this attempt as it would be here
+        (JSON-ready): the session's settings and this attempt's recorded exchanges."""
+        session = self.session
+        recorded = None
+        if session.mode is not CallMode.LIVE:
+            recorded = [e.to_json() for e in session.recording.get((self.task, self.attempt), ())]
+        return {
+            "task": self.task,
+            "attempt": self.attempt,
+            "mode": session.mode.value,
+            "record": session.record,
+            "recorded": recorded,
+            "volatile": list(session.volatile_paths),
+            "secret_headers": sorted(session.secret_headers),
+            "redact": sorted(session.redact),
+        }
+
+    def report(self) -> dict[str, Any]:
+        """What the attempt was answered, and its divergence, for the process that sent it
+        (JSON-ready: the reverse of :meth:`absorb`)."""
+        with _lock:
+            kept = sorted(self.exchanges, key=lambda e: e.seq)
+        return {"exchanges": [e.to_json() for e in kept], "divergence": self.divergence}
+
+    def absorb(self, report: Mapping[str, Any]) -> None:
+        """Take what a copy of this attempt recorded in another process (:meth:`report`).
+
+        Raises:
+            ValueError: a malformed exchange (one line).
+        """
+        exchanges = report.get("exchanges") or []
+        if not isinstance(exchanges, list):
+            raise ValueError("calls.exchanges: expected a list")
+        for index, data in enumerate(exchanges):
+            self.keep(Exchange.from_json(data, f"calls.exchanges[{index}]"))
+        divergence = report.get("divergence")
+        if isinstance(divergence, str):
+            with _lock:
+                if self.divergence is None:
+                    self.divergence = divergence
+
     def call(self, name: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """Call ``fn(*args, **kwargs)`` as a recorded call named ``name``: its JSON return value
         (or its error) is recorded, and answered from the recording when re-run."""
@@ -306,7 +349,8 @@ class CallSession:
         self.mode = mode
         self.recording = dict(recording or {})
         self.record = record
-        self.volatile = tuple(parse_volatile(path) for path in volatile)
+        self.volatile_paths = tuple(volatile)
+        self.volatile = tuple(parse_volatile(path) for path in self.volatile_paths)
         self.secret_headers = SECRET_HEADERS | {name.lower() for name in secret_headers}
         self.redact = frozenset(redact)
         self.attempts: dict[tuple[str, int], AttemptIO] = {}
@@ -383,6 +427,34 @@ class CallSession:
             if self.unattributed.exchanges:
                 found[("", 0)] = list(self.unattributed.exchanges)
         return found
+
+
+def from_ticket(ticket: Mapping[str, Any]) -> AttemptIO:
+    """The recorder of an attempt sent here from another process (:meth:`AttemptIO.ticket`).
+    Requests of threads outside it are not kept: this process has no run of its own.
+
+    Raises:
+        ValueError: a malformed ticket (one line).
+    """
+    task, attempt = ticket.get("task"), ticket.get("attempt")
+    if not isinstance(task, str) or not isinstance(attempt, int):
+        raise ValueError("calls: expected a task name and an attempt number")
+    recorded = ticket.get("recorded")
+    recording = None
+    if isinstance(recorded, list):
+        exchanges = [Exchange.from_json(e, f"calls.recorded[{i}]") for i, e in enumerate(recorded)]
+        recording = {(task, attempt): exchanges}
+    session = CallSession(
+        CallMode(ticket.get("mode", "live")),
+        recording,
+        record=bool(ticket.get("record", True)),
+        volatile=ticket.get("volatile") or (),
+        secret_headers=ticket.get("secret_headers") or (),
+        redact=ticket.get("redact") or (),
+    )
+    io = session.open(task, attempt)
+    session.finish()
+    return io
 
 
 _active: CallSession | None = None

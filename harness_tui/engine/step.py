@@ -272,6 +272,11 @@ def _diverged(context: RunContext, io: AttemptIO, outcome: Outcome) -> Outcome:
     """Close the attempt's recorder; an attempt that asked the recording something it does not
     hold fails, whatever the task made of the refusal (a stop by the user stays a stop)."""
     assert context.calls is not None
+    if outcome.calls is not None:  # it ran in another process: take what it recorded there
+        try:
+            io.absorb(outcome.calls)
+        except ValueError as exc:
+            io.diverge(f"its recording came back unreadable: {exc}")
     line = context.calls.close(io)
     if line is None or outcome.kind is CANCELLED:
         return outcome

@@ -256,7 +256,7 @@ class DaskExecutor(Executor):
             self._cancelled.discard(key)
             future = cluster.client.submit(
                 cluster.remote, ref, folder, request_of(attempt.inputs), limit, attempt.timeout,
-                pure=False, retries=0,
+                None if attempt.io is None else attempt.io.ticket(), pure=False, retries=0,
                 key=f"{attempt.task}-{attempt.number}-{os.urandom(8).hex()}",
             )  # fmt: skip
             self._futures[key] = (future, done)
@@ -283,15 +283,16 @@ class DaskExecutor(Executor):
         if attempt.log is not None and reply.get("log") is not None:
             attempt.log.load(reply["log"])
         worker = self.cluster.number(str(reply.get("worker", "")))
+        calls = reply.get("calls") if isinstance(reply.get("calls"), dict) else None
         kind = reply.get("kind")
         if kind == "ok":
-            return Outcome(OK, loads(reply["text"]), worker=worker)
+            return Outcome(OK, loads(reply["text"]), worker=worker, calls=calls)
         if kind == "cancelled":
-            return Outcome(CANCELLED, error=reply.get("error"), worker=worker)
+            return Outcome(CANCELLED, error=reply.get("error"), worker=worker, calls=calls)
         if kind == "timeout":
-            return Outcome(TIMEOUT, worker=worker)
+            return Outcome(TIMEOUT, worker=worker, calls=calls)
         return Outcome(ERROR, error=reply["error"], traceback=reply.get("traceback"),
-                       worker=worker)  # fmt: skip
+                       worker=worker, calls=calls)  # fmt: skip
 
     def cancel(self, attempt: Attempt) -> None:
         """Stop waiting for the attempt; its Dask future is cancelled."""

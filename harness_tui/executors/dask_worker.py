@@ -16,13 +16,18 @@ from distributed import WorkerPlugin, get_worker
 from ..engine.attempt import PlainInputs
 from ..engine.capture import LogBuffer, current, install
 from ..workflow.refs import LazyCallable, _import_lock
-from .child import reply_of
+from .child import attempt_io, recording, reply_of, report_of
 
 __all__ = ["FolderPlugin", "remote_attempt"]
 
 
 def remote_attempt(
-    ref: str, folder: str, request: str, limit: int, timeout: float | None
+    ref: str,
+    folder: str,
+    request: str,
+    limit: int,
+    timeout: float | None,
+    ticket: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """One attempt on a Dask worker: the reply of ``isolation: process``'s child, with what the
     task printed (``log``, when ``limit`` asks for it) and the worker's address.
@@ -37,6 +42,8 @@ def remote_attempt(
         request: the task's inputs as JSON text (:func:`~harness_tui.engine.attempt.request_of`).
         limit: characters of output kept, 0 to capture none.
         timeout: seconds, or None.
+        ticket: the attempt's recorded-calls ticket (docs/recording.md), or None: its
+            requests are then recorded or answered here, and come back under ``calls``.
     """
     worker = get_worker()
     base = os.path.join(worker.local_directory, folder) if folder else ""
@@ -46,11 +53,19 @@ def remote_attempt(
     log = LogBuffer("", 0, limit) if limit else None
     if log is not None:
         install()
+    try:
+        io = attempt_io(ticket)
+    except ValueError as exc:
+        return {"kind": "error", "error": {"type": "CallDiverged", "message": str(exc)},
+                "worker": worker.address}  # fmt: skip
     token = current.set(log)
     try:
-        reply = _timed(ref, base, inputs, timeout)
+        with recording(io):  # before the clock's thread starts: capture hands both to it
+            reply = _timed(ref, base, inputs, timeout)
     finally:
         current.reset(token)
+    if io is not None:
+        reply["calls"] = report_of(io)
     if log is not None:
         log.close()
         reply["log"] = log.snapshot()

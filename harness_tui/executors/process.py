@@ -78,7 +78,7 @@ class _Child:
             os.close(write_fd)
         assert self.process.stdout is not None and self.process.stderr is not None
         self._threads = [
-            threading.Thread(target=self._feed, args=(request_of(call.inputs),), daemon=True),
+            threading.Thread(target=self._feed, args=(_request(call),), daemon=True),
             threading.Thread(target=self._copy, args=(self.process.stdout, 1), daemon=True),
             threading.Thread(target=self._copy, args=(self.process.stderr, 2), daemon=True),
             threading.Thread(target=self._collect, args=(read_fd,), daemon=True),
@@ -127,12 +127,16 @@ class _Child:
             reply = json.loads(self.result) if self.result else None
         except ValueError:
             reply = None
-        if isinstance(reply, dict) and reply.get("kind") == "ok":
-            return Outcome(OK, loads(reply["text"]))
-        if isinstance(reply, dict) and reply.get("kind") == "cancelled":
-            return Outcome(CANCELLED, error=reply.get("error"))
-        if isinstance(reply, dict) and reply.get("kind") == "error":
-            return Outcome(ERROR, error=reply["error"], traceback=reply.get("traceback"))
+        if isinstance(reply, dict):
+            calls = reply.get("calls") if isinstance(reply.get("calls"), dict) else None
+            if reply.get("kind") == "ok":
+                return Outcome(OK, loads(reply["text"]), calls=calls)
+            if reply.get("kind") == "cancelled":
+                return Outcome(CANCELLED, error=reply.get("error"), calls=calls)
+            if reply.get("kind") == "error":
+                return Outcome(
+                    ERROR, error=reply["error"], traceback=reply.get("traceback"), calls=calls
+                )
         code = self.process.returncode
         how = (
             f"was killed by {signal.Signals(-code).name}"
@@ -146,6 +150,14 @@ class _Child:
                 "message": f"the task's process {how} without a result",
             },
         )
+
+
+def _request(call: Attempt) -> str:
+    """What the child reads on stdin: the task's inputs and the attempt's recorded-calls
+    ticket (null when the run records nothing)."""
+    ticket = None if call.io is None else call.io.ticket()
+    calls = json.dumps(ticket, ensure_ascii=True)
+    return f'{{"inputs": {request_of(call.inputs)}, "calls": {calls}}}'
 
 
 class ProcessExecutor(Executor):

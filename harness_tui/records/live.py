@@ -171,6 +171,7 @@ class LiveRun:
         clock: Clock | None = None,
         force: bool = False,
         isolation: str | None = None,
+        calls: CallSession | None = None,
     ) -> LiveRun:
         """A stored run, ready to go on where it stopped (recording goes on too).
 
@@ -181,6 +182,9 @@ class LiveRun:
         Args:
             force: take the run over even when its lease still looks live.
             isolation: as for :meth:`start`.
+            calls: record what the attempts still to run are answered (the recordings of
+                those that ran before are kept); a run that recorded goes on recording
+                without it.
 
         Raises:
             StoreError: unknown run, still running elsewhere, or an unusable store.
@@ -194,6 +198,8 @@ class LiveRun:
             )
         except ResumeError as exc:
             raise ResumeError(f"run {run_id}: {exc}") from None
+        if calls is not None and not run.finished:
+            run.record_calls(calls)
         live = cls(workflow, run, store=store, run_id=run_id)
         if run.finished:
             live._record_end()  # a failure to record it is live.problem, shown as a warning

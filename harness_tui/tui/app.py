@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from pathlib import Path
 
@@ -18,6 +18,7 @@ from textual.theme import Theme
 
 from ..engine.attempt import Executor
 from ..engine.clock import Clock
+from ..engine.recorded_calls import CallSession
 from ..records.errors import RecordError
 from ..records.export import RunRecord
 from ..records.store import RunStore
@@ -83,6 +84,7 @@ class HarnessApp(App[None]):
         store_path: Path | None = None,
         browse: bool = False,
         read_only: bool = False,
+        calls: Callable[[], CallSession] | None = None,
     ) -> None:
         """``store_path``: where runs are recorded and browsed (``store``, when open, is the
         store there; without one, it is made when a workflow is opened). ``browse``: start on
@@ -101,6 +103,7 @@ class HarnessApp(App[None]):
         # Every file opened here runs with these (``App.workers`` is Textual's own).
         self.run_workers = workers
         self.run_executor = executor
+        self.run_calls = calls
         self._keyed: dict[str, Notification] = {}
         self._waiting: list[Notification] = []
         self.workbench: WorkbenchScreen | None = None
@@ -122,7 +125,7 @@ class HarnessApp(App[None]):
             self.notify(self.store_problem, title="Run store", severity="warning")
 
     def _open(self, path: str, payload: Payload | None) -> Session:
-        """Open a file with this app's clock, run store, workers and executor."""
+        """Open a file with this app's clock, run store, workers, executor and recording."""
         return open_session(
             path,
             payload,
@@ -130,6 +133,7 @@ class HarnessApp(App[None]):
             store=self._recording_store(),
             workers=self.run_workers,
             executor=self.run_executor,
+            calls=self.run_calls,
         )
 
     def _recording_store(self) -> RunStore | None:
@@ -172,6 +176,7 @@ class HarnessApp(App[None]):
                 store=self.store,
                 workers=self.run_workers,
                 executor=self.run_executor,
+                calls=self.run_calls,
                 resumed=opened,
             )
         screen = self._workbench(session)
@@ -393,6 +398,7 @@ def create_app(
     preferences: Preferences | None = None,
     browse: bool = False,
     read_only: bool = False,
+    calls: Callable[[], CallSession] | None = None,
 ) -> HarnessApp:
     """The app as the CLI builds it (tests and screenshots use this very factory).
 
@@ -402,6 +408,7 @@ def create_app(
     Without ``path``, ``browse`` starts on the run browser of that store; browsing never
     creates a store (it is made when a workflow is opened and run). ``read_only`` refuses
     every action that runs or imports code (``serve --replay``).
+    ``calls`` gives each live run a session recording what it is answered (``open --record``).
     """
     browsing = browse and path is None and store_path is not None
     opener = browsed_store if browsing else recording_store
@@ -420,13 +427,20 @@ def create_app(
             store_path=None if store_path is None else Path(store_path),
             browse=browsing,
             read_only=read_only,
+            calls=calls,
         )
 
     if path is None:
         return app(None)
     try:
         session = open_session(
-            path, payload, clock=clock, store=store, workers=workers, executor=executor
+            path,
+            payload,
+            clock=clock,
+            store=store,
+            workers=workers,
+            executor=executor,
+            calls=calls,
         )
         if replay and not session.replay:
             raise OpenError(path, [f"{path}: not a run export"])

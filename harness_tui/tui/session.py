@@ -20,6 +20,7 @@ from ..engine.clock import Clock
 from ..engine.errors import HarnessError
 from ..engine.events import FAILURE_STATUSES, Status, TraceEvent, ends_task
 from ..engine.orchestrator import Run
+from ..engine.recorded_calls import CallSession
 from ..engine.state import Snapshot
 from ..executors.threads import ThreadExecutor
 from ..layout import Routing, route_dag
@@ -60,6 +61,7 @@ class Session:
     store: RunStore | None = None
     workers: int = 1
     executor: Executor | None = None  # where live attempts run (default: threads of this process)
+    calls: Callable[[], CallSession] | None = None  # a recording session per live run (--record)
     resumed: InitVar[LiveRun | None] = None  # a stored run taken back, instead of a new run
 
     def __post_init__(self, resumed: LiveRun | None) -> None:
@@ -79,6 +81,11 @@ class Session:
     @property
     def replay(self) -> bool:
         return self.record is not None
+
+    @property
+    def recording(self) -> bool:
+        """Whether live runs record what HTTP services and ``io.call`` answer them."""
+        return self.record is None and self.calls is not None
 
     @property
     def payload_digest(self) -> str:
@@ -142,6 +149,7 @@ class Session:
             executor=self._executor(),
             clock=self.clock,
             workers=self.workers,
+            calls=None if self.calls is None else self.calls(),
         )
 
     def _executor(self) -> Executor:
@@ -203,7 +211,11 @@ class Session:
         self.view_seq, self.delivered = None, 0
         self._in_flight = frozenset()
         self.live = LiveRun.fork(
-            fork, store=self.store, clock=self.clock, executor=self._executor()
+            fork,
+            store=self.store,
+            clock=self.clock,
+            executor=self._executor(),
+            calls=None if self.calls is None else self.calls(),
         )
         self.live.run.set_workers(self.workers)
         self.live.driver.break_on_failure = self._break_on_failure
@@ -353,9 +365,10 @@ def open_session(
     store: RunStore | None = None,
     workers: int = 1,
     executor: Executor | None = None,
+    calls: Callable[[], CallSession] | None = None,
 ) -> Session:
     """Open a workflow file (with ``payload``, or its own) or a run export; live runs use
-    ``workers`` and ``executor`` (see :class:`Session`).
+    ``workers``, ``executor`` and ``calls`` (see :class:`Session`).
 
     Raises:
         OpenError: with the lines to show (never a traceback).
@@ -391,4 +404,5 @@ def open_session(
         store=store,
         workers=workers,
         executor=executor,
+        calls=calls,
     )

@@ -26,12 +26,16 @@ class HeaderParts:
     status: str
     progress: str
     cursor: str = ""
+    recording: bool = False
 
 
 def _compose(parts: HeaderParts, name: str, path: str, payload: bool) -> Text:
     text = Text(no_wrap=True, overflow="ellipsis")
     if parts.replay:
         text.append(" REPLAY ", style="bold reverse")
+        text.append(" ")
+    if parts.recording:  # live runs record what HTTP services and io.call answer
+        text.append(" REC ", style="bold reverse")
         text.append(" ")
     text.append(name, style="bold")
     if path:
@@ -62,7 +66,8 @@ def header_text(parts: HeaderParts, width: int) -> Text:
 
 
 class RunHeader(Widget):
-    """Workflow, file, payload digest, mode, run status, progress and the time cursor.
+    """Workflow, file, payload digest, mode (replay, recording), run status, progress and the
+    time cursor.
 
     A plain widget with a fixed height: updating it repaints one line, never the layout.
     """
@@ -113,4 +118,5 @@ def _parts(session: Session, running: bool) -> HeaderParts:
         status=status,
         progress=f"{done}/{total}",
         cursor=cursor,
+        recording=session.recording,
     )

@@ -1,0 +1,69 @@
+"""``resume --record``: the HTTP of the attempts a resumed run still has to run is recorded."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness_tui.engine.recorded_calls import CallMode, CallSession
+from harness_tui.records.live import LiveRun
+from harness_tui.records.store import RunStore
+from harness_tui.workflow.loader import load_workflow
+
+from .fake_model import FakeModel
+
+TASKS = """
+import httpx
+
+
+def ask(inputs):
+    body = {"model": "m", "messages": [{"role": "user", "content": inputs["task"]["name"]}]}
+    reply = httpx.post(inputs["payload"]["url"] + "/v1/chat/completions", json=body)
+    return reply.json()["choices"][0]["message"]["content"]
+"""
+
+WORKFLOW = """
+name: resumed
+payload: {url: "URL"}
+tasks:
+  first: {run: "resumed_tasks:ask"}
+  second: {run: "resumed_tasks:ask", depends_on: [first]}
+"""
+
+
+@pytest.mark.parametrize("before", [False, True], ids=["resume-record", "recorded-before"])
+def test_resume_records_the_http_of_the_attempts_still_to_run(
+    fake_model: FakeModel, tmp_path: Path, before: bool
+) -> None:
+    """With ``--record``, or without it when the run recorded before it stopped."""
+    (tmp_path / "resumed_tasks.py").write_text(TASKS, encoding="utf-8")
+    flow = tmp_path / "flow.yaml"
+    flow.write_text(WORKFLOW.replace("URL", fake_model.url), encoding="utf-8")
+    workflow = load_workflow(flow)
+    store = RunStore(tmp_path / "runs.sqlite3")
+    calls = CallSession(CallMode.LIVE) if before else None
+    live = LiveRun.start(workflow, workflow.payload, store=store, calls=calls)
+    live.drive(single=True)  # "first" ran
+    live.abandon()
+    run_id = live.run_id
+    assert run_id is not None
+    store.close()
+
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    resumed = subprocess.run(
+        [sys.executable, "-m", "harness_tui", "resume", run_id, "--store", "runs.sqlite3",
+         *([] if before else ["--record"]), "--export", "run.json"],
+        capture_output=True, text=True, cwd=tmp_path, env=env, timeout=60,
+    )  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr
+    document = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
+    io = {a["task"]: a.get("io") for a in document["attempts"]}
+    assert (io["first"] is not None) is before
+    (exchange,) = io["second"]
+    assert exchange["url"].endswith("/v1/chat/completions") and exchange["status"] == 200
+    assert json.loads(exchange["request_body"]["text"])["messages"][0]["content"] == "second"
