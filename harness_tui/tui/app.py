@@ -414,34 +414,23 @@ def create_app(
     opener = browsed_store if browsing else recording_store
     store, problem = (None, None) if store_path is None else opener(Path(store_path))
 
-    def app(session: Session | None, error: OpenError | None = None) -> HarnessApp:
-        return HarnessApp(
-            session,
-            error,
-            clock=clock,
-            store=store,
-            store_problem=problem,
-            workers=workers,
-            executor=executor,
-            preferences=preferences,
-            store_path=None if store_path is None else Path(store_path),
-            browse=browsing,
-            read_only=read_only,
-            calls=calls,
-        )
-
+    app = HarnessApp(
+        None,
+        clock=clock,
+        store=store,
+        store_problem=problem,
+        workers=workers,
+        executor=executor,
+        preferences=preferences,
+        store_path=None if store_path is None else Path(store_path),
+        browse=browsing,
+        read_only=read_only,
+        calls=calls,
+    )
     if path is None:
-        return app(None)
+        return app
     try:
-        session = open_session(
-            path,
-            payload,
-            clock=clock,
-            store=store,
-            workers=workers,
-            executor=executor,
-            calls=calls,
-        )
+        session = app._open(path, payload)  # with the app's clock, store, workers and calls
         if replay and not session.replay:
             raise OpenError(path, [f"{path}: not a run export"])
     except OpenError as exc:
@@ -449,5 +438,7 @@ def create_app(
             if store is not None:
                 store.close()
             raise
-        return app(None, exc)
-    return app(session)
+        app.open_error = exc
+    else:
+        app.session = session
+    return app
