@@ -149,7 +149,7 @@ def test_a_forged_export_shown_and_stepped(terminal: Terminal) -> None:
 
 
 def test_an_invalid_workflow_in_the_error_panel(terminal: Terminal) -> None:
-    terminal.start()
+    terminal.start("--no-store")  # nothing open (without it, the run browser of the store)
     terminal.wait_for("Nothing open")
     terminal.keys("o")
     terminal.wait_for("Open a workflow")
