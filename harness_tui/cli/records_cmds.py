@@ -24,6 +24,7 @@ from .common import (
     data_table,
     die,
     echo,
+    echo_error_line,
     echo_json,
     echo_json_text,
     load_or_die,
@@ -194,22 +195,25 @@ def _summary(live: LiveRun) -> None:
         )
     echo_json(summary.outputs, err=True)
     echo(f"run digest: {summary.digest}", err=True)
-    if live.problem:
-        echo(f"warning: {live.problem}", err=True)
 
 
 def _finish(live: LiveRun, quiet: bool, export_to: str | None, fmt: str, redact: str) -> None:
-    """Summary, export, exit code: the end of ``run`` and ``resume``."""
+    """Summary, export, exit code: the end of ``run`` and ``resume``. A run the store was
+    asked to record and could not (a full disk) says so even with ``quiet`` and exits 1:
+    its record failed, whatever the run did."""
     from ..engine.events import RunStatus
 
     if not quiet:
         _summary(live)
+    if live.problem:
+        echo_error_line(f"error: {live.problem}")
     if export_to:
         _write_export(live.export(redact=[k for k in redact.split(",") if k]), export_to, fmt)
     status = live.run.status
     if status is RunStatus.CANCELLED:
         sys.exit(EXIT_INTERRUPTED)
-    sys.exit(EXIT_OK if status is RunStatus.SUCCEEDED else EXIT_FAILED)
+    succeeded = status is RunStatus.SUCCEEDED and not live.problem
+    sys.exit(EXIT_OK if succeeded else EXIT_FAILED)
 
 
 @cli.command()
