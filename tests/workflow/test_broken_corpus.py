@@ -53,7 +53,7 @@ def test_a_when_nested_to_the_limit_is_read_and_decides() -> None:
 
     scope = {"payload": {"x": 1}, "results": {}}
     assert condition("(" * 99 + "payload.x" + ")" * 99)(scope) is True
-    # 100 levels: 98 nots over a subexpression of two fields.
-    assert condition("!" * 98 + "payload.x")(scope) is True
+    assert condition("!" * 98 + "payload")(scope) is True
+    assert condition("!" * 99 + "payload")(scope) is False  # 100 levels: 99 nots, a field
     with pytest.raises(ConditionError, match="'when' is nested more than 100 levels deep"):
-        condition("!" * 99 + "payload.x")
+        condition("!" * 100 + "payload")
