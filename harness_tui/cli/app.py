@@ -21,6 +21,7 @@ from .common import (
     EXIT_INVALID,
     data_table,
     die,
+    die_interrupted_loading,
     echo,
     echo_error_line,
     echo_json,
@@ -132,6 +133,8 @@ def validate(files: tuple[str, ...], imports: bool) -> None:
             for problem in exc.problems:
                 echo_error_line(str(problem))
             continue
+        except KeyboardInterrupt:
+            die_interrupted_loading()
         if not is_python_ref(path):
             for line, column, message in yaml11_differences(workflow.source):
                 echo_error_line(f"{shown(path)}:{line}:{column}: warning: {message}")
