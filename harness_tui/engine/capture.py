@@ -52,6 +52,7 @@ __all__ = [
     "descriptors",
     "drain",
     "install",
+    "restore_streams",
     "truncation_mark",
     "utf8_safe",
 ]
@@ -280,16 +281,29 @@ def _start(self: threading.Thread) -> None:
 def install() -> None:
     """Route ``sys.stdout``, ``sys.stderr``, ``logging`` and new threads (idempotent; cheap
     enough to call before every attempt, which re-installs a stream someone replaced)."""
+    restore_streams()
     stdout, stderr = sys.stdout, sys.stderr
     if stdout is not None and stdout.__class__ is not _RoutingStream:
-        sys.stdout = _RoutingStream(stdout)
+        sys.stdout = _installed["stdout"] = _RoutingStream(stdout)
     if stderr is not None and stderr.__class__ is not _RoutingStream:
-        sys.stderr = _RoutingStream(stderr)
+        sys.stderr = _installed["stderr"] = _RoutingStream(stderr)
     # ``logging.basicConfig(force=True)`` removes every root handler: look each time.
     if _handler not in _root.handlers:
         _root.addHandler(_handler)
     if threading.Thread.start is not _start:
         threading.Thread.start = _start  # type: ignore[method-assign]
+
+
+_installed: dict[str, _RoutingStream] = {}  # the streams install() put in place last
+
+
+def restore_streams() -> None:
+    """Put back ``sys.stdout`` or ``sys.stderr`` that a task set to ``None``: the routing
+    stream installed last, else the interpreter's own (called after every attempt, so the
+    next attempt and the harness's own output still have somewhere to go)."""
+    for name in ("stdout", "stderr"):
+        if getattr(sys, name) is None:
+            setattr(sys, name, _installed.get(name) or getattr(sys, f"__{name}__"))
 
 
 # -- file descriptors 1 and 2 --------------------------------------------------------------

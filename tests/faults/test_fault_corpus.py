@@ -36,6 +36,9 @@ FAULTS = [
     Fault("lone_surrogate", "in-process", "failed", "OutputNotJSON", "failed", 1, 25),
     Fault("swallow_timeout", "in-process", "timed_out", "Timeout", "failed", 1, 25),
     Fault("stray_thread", "in-process", "succeeded", None, "succeeded", 0, 25),
+    # The task's view of the streams is closed or gone; the harness's own output is not.
+    Fault("close_stdout", "in-process", "succeeded", None, "succeeded", 0, 25),
+    Fault("stdout_none", "in-process", "succeeded", None, "succeeded", 0, 25),
     Fault(
         "keyboard_interrupt", "in-process", "cancelled", "KeyboardInterrupt", "cancelled", 130, 25
     ),
@@ -107,6 +110,22 @@ def test_a_faulty_task_ends_the_run_with_a_final_status(fault: Fault, tmp_path: 
     assert "Traceback" not in result.stderr
     assert f"fault_{fault.name}: {fault.run_status}" in result.stderr  # the summary
     check_end(fault, export, store)
+
+
+@pytest.mark.parametrize("name", ["close_stdout", "stdout_none"])
+def test_a_task_that_closes_or_drops_stdout_leaves_the_export_on_stdout(
+    name: str, tmp_path: Path
+) -> None:
+    """With four workers, ``--export -``: the export still reaches stdout, the summary stderr,
+    and the store the final status."""
+    store = tmp_path / "runs.sqlite3"
+    args = ["run", str(CORPUS / f"{name}.yaml"), "--store", str(store), "--export", "-"]
+    result = harness(*args, "--workers", "4")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["status"] == "succeeded"
+    assert f"fault_{name}: succeeded" in result.stderr
+    (row,) = runs(store)
+    assert row["status"] == "succeeded"
 
 
 @pytest.mark.slow

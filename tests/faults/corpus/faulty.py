@@ -114,3 +114,15 @@ def where(inputs: Mapping[str, Any]) -> int:
     with open(inputs["params"]["log"], "a", encoding="utf-8") as handle:
         handle.write(inputs["task"]["name"] + "\n")
     return os.getppid()
+
+
+def close_stdout(inputs: Mapping[str, Any]) -> str:
+    print("before closing")
+    sys.stdout.close()
+    return "closed"
+
+
+def stdout_none(inputs: Mapping[str, Any]) -> str:
+    sys.stdout = None  # type: ignore[assignment]
+    sys.stderr = None  # type: ignore[assignment]
+    return "gone"
