@@ -8,12 +8,14 @@ embedded workflow and payload, trace task ids, digests, output digests). Each fa
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import platform
 import re
 import stat
 import tempfile
+import time
 from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from functools import cached_property
@@ -90,8 +92,7 @@ def atomic_write(path: str | Path, text: str, max_bytes: int | None = None) -> N
         )
     target = Path(path)
     if _is_device(target):  # /dev/null, /dev/stdout, a pipe: written into, never replaced
-        with target.open("wb") as handle:
-            handle.write(data)
+        _write_into(target, data)
         return
     directory = target.resolve().parent
     fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
@@ -113,6 +114,31 @@ def atomic_write(path: str | Path, text: str, max_bytes: int | None = None) -> N
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
+
+
+PIPE_READER_WAIT = 5.0
+"""Seconds a named pipe given as a target may take to get a reader (one started beside the
+command) before it is refused."""
+
+
+def _write_into(target: Path, data: bytes) -> None:
+    """Write into a device or a named pipe. A pipe no process reads would block the open
+    forever: it is opened without blocking, tried again for :data:`PIPE_READER_WAIT`
+    seconds, and refused if nobody reads it by then."""
+    deadline = time.monotonic() + PIPE_READER_WAIT
+    while True:
+        try:
+            fd = os.open(target, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            break
+        except OSError as exc:
+            if exc.errno != errno.ENXIO:  # ENXIO: a FIFO without a reader
+                raise
+            if time.monotonic() >= deadline:
+                raise OSError(exc.errno, "it is a named pipe that no process reads") from None
+            time.sleep(0.02)
+    os.set_blocking(fd, True)  # a reader is there: wait for it to take the text
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
 
 
 def _umask() -> int:
