@@ -478,6 +478,11 @@ class RunStore:
         """Damage found before opening (a write-ahead log SQLite would silently cut short),
         with where a copy of it is kept; the store opens with what SQLite can recover."""
         writable = create if write is None else write
+        if self.path.is_dir():
+            raise StoreError(
+                f"{self.path}: a folder, not a run store (name a file in it, such as "
+                f"{self.path / 'runs.sqlite3'})"
+            )
         if not self.path.exists():
             if not create:
                 raise StoreError(f"{self.path}: no run store there (nothing was recorded)")

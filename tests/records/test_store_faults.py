@@ -308,3 +308,46 @@ def test_damaged_values_are_one_line_in_every_command(
     workflow.write_text("name: w\ntasks:\n  a: {run: builtin:echo}\n", encoding="utf-8")
     result = CliRunner().invoke(cli, ["run", str(workflow), "--store", str(store), "-q"])
     assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["runs"], ["export", "x", "-"], ["report", "x"], ["resume", "x"], ["run", "W"]],
+    ids=["runs", "export", "report", "resume", "run"],
+)
+def test_a_store_that_is_a_folder_is_one_line(tmp_path: Path, args: list[str]) -> None:
+    workflow = tmp_path / "w.yaml"
+    workflow.write_text("name: w\ntasks:\n  a: {run: builtin:echo}\n", encoding="utf-8")
+    args = [str(workflow) if a == "W" else a for a in args]
+    result = CliRunner().invoke(cli, [*args, "--store", str(tmp_path)])
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"error: {tmp_path}: a folder, not a run store (name a file in it, such as "
+        f"{tmp_path / 'runs.sqlite3'})\n"
+    )
+
+
+def test_a_target_that_is_the_store_is_refused(tmp_path: Path) -> None:
+    """``--export`` (or ``report -o``) naming the store, by the same name, another name for
+    it, or its write-ahead log: one line, exit 2, the store untouched."""
+    workflow = tmp_path / "w.yaml"
+    workflow.write_text("name: w\ntasks:\n  a: {run: builtin:echo}\n", encoding="utf-8")
+    store = tmp_path / "s.sqlite3"
+    first = CliRunner().invoke(cli, ["run", str(workflow), "--store", str(store), "-q"])
+    assert first.exit_code == 0, first.output
+    (tmp_path / "link.sqlite3").symlink_to(store)
+    with RunStore(store, create=False) as opened:
+        (row,) = opened.runs()
+    before = store.read_bytes()
+    run_id = str(row["id"])
+    for target in (store, tmp_path / "link.sqlite3", tmp_path / "s.sqlite3-wal"):
+        for args in (
+            ["run", str(workflow), "--export", str(target)],
+            ["export", run_id, str(target)],
+            ["resume", run_id, "--export", str(target)],
+            ["report", run_id, "-o", str(target)],
+        ):
+            result = CliRunner().invoke(cli, [*args, "--store", str(store)])
+            assert result.exit_code == 2, (args, result.output)
+            assert result.stderr == f"error: cannot write {target}: it is the run store {store}\n"
+    assert store.read_bytes() == before
