@@ -369,6 +369,11 @@ def _writable(path: Path) -> bool:
     return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
 
 
+def _writable_folder(path: Path) -> bool:
+    """Whether SQLite can make its -wal and -shm files beside the store."""
+    return os.access(path.parent, os.W_OK)
+
+
 def effective_status(status: str, owner: str | None, until: float | None) -> str:
     """A stored status as people should read it: ``running`` without a live lease is
     ``interrupted``."""
@@ -556,6 +561,11 @@ class RunStore:
             db.execute("PRAGMA query_only = ON")
             return db
         uri = f"{self.path.absolute().as_uri()}?mode=ro"
+        if not _writable_folder(self.path) and not Path(f"{self.path}-wal").exists():
+            # Read-only media: SQLite could not make the -shm index a WAL store needs. With
+            # no -wal there, the file holds every commit and no writer is at work (one
+            # keeps its -wal while open), so it is read as the unchanging file it is.
+            uri += "&immutable=1"
         return sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
 
     @contextmanager
