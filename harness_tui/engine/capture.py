@@ -299,11 +299,14 @@ _installed: dict[str, _RoutingStream] = {}  # the streams install() put in place
 
 def restore_streams() -> None:
     """Put back ``sys.stdout`` or ``sys.stderr`` that a task set to ``None``: the routing
-    stream installed last, else the interpreter's own (called after every attempt, so the
-    next attempt and the harness's own output still have somewhere to go)."""
+    stream installed last, else the interpreter's own; and ``threading.excepthook`` set to
+    ``None``, without which no thread can be made (called after every attempt, so the next
+    attempt, the executor's workers and the harness's own output still work)."""
     for name in ("stdout", "stderr"):
         if getattr(sys, name) is None:
             setattr(sys, name, _installed.get(name) or getattr(sys, f"__{name}__"))
+    if threading.excepthook is None:
+        threading.excepthook = threading.__excepthook__
 
 
 # -- file descriptors 1 and 2 --------------------------------------------------------------

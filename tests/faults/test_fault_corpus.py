@@ -39,6 +39,7 @@ FAULTS = [
     # The task's view of the streams is closed or gone; the harness's own output is not.
     Fault("close_stdout", "in-process", "succeeded", None, "succeeded", 0, 25),
     Fault("stdout_none", "in-process", "succeeded", None, "succeeded", 0, 25),
+    Fault("excepthook_none", "in-process", "succeeded", None, "succeeded", 0, 25),
     Fault(
         "keyboard_interrupt", "in-process", "cancelled", "KeyboardInterrupt", "cancelled", 130, 25
     ),
@@ -112,12 +113,13 @@ def test_a_faulty_task_ends_the_run_with_a_final_status(fault: Fault, tmp_path: 
     check_end(fault, export, store)
 
 
-@pytest.mark.parametrize("name", ["close_stdout", "stdout_none"])
-def test_a_task_that_closes_or_drops_stdout_leaves_the_export_on_stdout(
+@pytest.mark.parametrize("name", ["close_stdout", "stdout_none", "excepthook_none"])
+def test_a_task_that_breaks_process_globals_leaves_the_export_on_stdout(
     name: str, tmp_path: Path
 ) -> None:
-    """With four workers, ``--export -``: the export still reaches stdout, the summary stderr,
-    and the store the final status."""
+    """A task closes or drops ``sys.stdout``, or sets ``threading.excepthook`` to ``None``
+    (without which no thread can be made). With four workers, ``--export -``: the export
+    still reaches stdout, the summary stderr, and the store the final status."""
     store = tmp_path / "runs.sqlite3"
     args = ["run", str(CORPUS / f"{name}.yaml"), "--store", str(store), "--export", "-"]
     result = harness(*args, "--workers", "4")

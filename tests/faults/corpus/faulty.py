@@ -126,3 +126,8 @@ def stdout_none(inputs: Mapping[str, Any]) -> str:
     sys.stdout = None  # type: ignore[assignment]
     sys.stderr = None  # type: ignore[assignment]
     return "gone"
+
+
+def excepthook_none(inputs: Mapping[str, Any]) -> str:
+    threading.excepthook = None  # type: ignore[assignment]
+    return "no hook"
