@@ -52,7 +52,7 @@ __all__ = [
     "descriptors",
     "drain",
     "install",
-    "restore_streams",
+    "restore_process_globals",
     "truncation_mark",
     "utf8_safe",
 ]
@@ -281,7 +281,7 @@ def _start(self: threading.Thread) -> None:
 def install() -> None:
     """Route ``sys.stdout``, ``sys.stderr``, ``logging`` and new threads (idempotent; cheap
     enough to call before every attempt, which re-installs a stream someone replaced)."""
-    restore_streams()
+    restore_process_globals()
     stdout, stderr = sys.stdout, sys.stderr
     if stdout is not None and stdout.__class__ is not _RoutingStream:
         sys.stdout = _installed["stdout"] = _RoutingStream(stdout)
@@ -297,7 +297,7 @@ def install() -> None:
 _installed: dict[str, _RoutingStream] = {}  # the streams install() put in place last
 
 
-def restore_streams() -> None:
+def restore_process_globals() -> None:
     """Put back ``sys.stdout`` or ``sys.stderr`` that a task set to ``None``: the routing
     stream installed last, else the interpreter's own; and ``threading.excepthook`` set to
     ``None``, without which no thread can be made (called after every attempt, so the next
