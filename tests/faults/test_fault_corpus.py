@@ -97,6 +97,22 @@ def check_end(fault: Fault, export: Path, store: Path) -> None:
     assert row["status"] == fault.run_status  # the store knows how it ended
 
 
+def test_what_stops_a_run_is_as_documented() -> None:
+    """The table in docs/reliability.md ("What stops a run") says what the fault table pins."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "reliability.md").read_text("utf-8")
+    section = doc.split("## What stops a run", 1)[1].split("\n## ", 1)[0]
+    rows = [
+        [cell.strip() for cell in line.strip("|").split("|")]
+        for line in section.splitlines()
+        if line.startswith("| ") and "fault" not in line
+    ]
+    pinned = {f.name: f for f in FAULTS if f.mode == "in-process"}
+    assert len(rows) == 5
+    for _, name, status, run_status, code in rows:
+        fault = pinned[name]
+        assert (fault.status, fault.run_status, fault.exit_code) == (status, run_status, int(code))
+
+
 @pytest.mark.parametrize("fault", BY_MODE)
 def test_a_faulty_task_ends_the_run_with_a_final_status(fault: Fault, tmp_path: Path) -> None:
     store, export = tmp_path / "runs.sqlite3", tmp_path / "run.json"
