@@ -345,3 +345,42 @@ def test_one_ctrl_c_stops_a_parallel_run_at_once(tmp_path: Path) -> None:
     assert time.monotonic() - started < 25  # not the task's 30 s
     (row,) = runs(store)
     assert row["status"] == "cancelled"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii")
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
+@pytest.mark.parametrize(
+    ("task", "workers"),
+    [
+        ("fork_and_leave", "1"),
+        ("spawn_and_leave", "4"),
+        pytest.param("fork_and_leave", "4", marks=pytest.mark.slow),
+        pytest.param("spawn_and_leave", "1", marks=pytest.mark.slow),
+    ],
+)
+def test_processes_a_task_leaves_end_with_the_command(
+    tmp_path: Path, task: str, workers: str
+) -> None:
+    marker = tmp_path / "pids"
+    workflow = tmp_path / "leave.yaml"
+    workflow.write_text(
+        f"name: leave\ntasks:\n  t:\n    run: faulty:{task}\n"
+        f"    with: {{marker: {json.dumps(str(marker))}}}\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "faulty.py").write_text((CORPUS / "faulty.py").read_text("utf-8"), "utf-8")
+    result = harness("run", str(workflow), "--no-store", "-q", "--workers", workers, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    pids = [int(p) for p in marker.read_text(encoding="ascii").split()]
+    assert pids
+    deadline = time.monotonic() + 10  # init reaps what the command killed
+    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(_alive(pid) for pid in pids)

@@ -131,3 +131,28 @@ def stdout_none(inputs: Mapping[str, Any]) -> str:
 def excepthook_none(inputs: Mapping[str, Any]) -> str:
     threading.excepthook = None  # type: ignore[assignment]
     return "no hook"
+
+
+def fork_and_leave(inputs: Mapping[str, Any]) -> str:
+    """A child (and a grandchild it orphans) left running; their pids in the marker file."""
+    marker = inputs["params"]["marker"]
+    child = os.fork()
+    if child == 0:
+        grandchild = os.fork()
+        if grandchild == 0:
+            time.sleep(60)
+            os._exit(0)
+        with open(marker, "w", encoding="ascii") as out:
+            out.write(f"{os.getpid()} {grandchild}\n")
+        os._exit(0)  # the grandchild is orphaned
+    os.waitpid(child, 0)
+    return "forked"
+
+
+def spawn_and_leave(inputs: Mapping[str, Any]) -> str:
+    import subprocess
+
+    process = subprocess.Popen(["sleep", "60"])
+    with open(inputs["params"]["marker"], "w", encoding="ascii") as out:
+        out.write(f"{process.pid}\n")
+    return "spawned"
