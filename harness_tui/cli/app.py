@@ -21,6 +21,7 @@ from .common import (
     EXIT_INVALID,
     data_table,
     die,
+    die_interrupted_loading,
     echo,
     echo_error_line,
     echo_json,
@@ -132,6 +133,8 @@ def validate(files: tuple[str, ...], imports: bool) -> None:
             for problem in exc.problems:
                 echo_error_line(str(problem))
             continue
+        except KeyboardInterrupt:
+            die_interrupted_loading()
         if not is_python_ref(path):
             for line, column, message in yaml11_differences(workflow.source):
                 echo_error_line(f"{shown(path)}:{line}:{column}: warning: {message}")
@@ -231,6 +234,9 @@ def main() -> None:
     # again (100k tasks: 4.3 s to load, 2.7 s with these). Only this process, which ends
     # with the command, is tuned: a program that imports harness_tui keeps its own settings.
     gc.set_threshold(50_000, 1_000, 1_000)
+    from .children import keep_children
+
+    keep_children()
     try:
         settings = _settings(sys.argv[1:])
         if settings is not None:
@@ -293,7 +299,11 @@ def _option_defaults(settings: Config | None) -> dict[str, dict[str, object]]:
 
 def _exit(code: int) -> NoReturn:
     """Exit now, even when a task left a non-daemon thread running: the run is recorded and
-    its export written, and a task's thread does not get to hold the command open."""
+    its export written, and a task's thread does not get to hold the command open. The
+    processes tasks left running end with it."""
+    from .children import end_children
+
+    end_children()
     stray = [
         thread
         for thread in threading.enumerate()

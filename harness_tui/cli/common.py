@@ -92,7 +92,16 @@ def load_or_die(path: str) -> Workflow:
     # `--help`, `runs` and `replay` of a broken path do not need.
     from ..workflow.sources import load_any
 
-    return load_any(path)
+    try:
+        return load_any(path)
+    except KeyboardInterrupt:
+        die_interrupted_loading()
+
+
+def die_interrupted_loading() -> NoReturn:
+    """Ctrl+C (or a ``KeyboardInterrupt`` raised) while a Python workflow's module or factory
+    ran: an interruption, exit 130, not click's ``Aborted!`` and exit 1."""
+    die("interrupted while loading the workflow", EXIT_INTERRUPTED)
 
 
 def exit_with_error(error: HarnessError) -> NoReturn:

@@ -9,6 +9,7 @@ import signal
 import sys
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, NoReturn
 
 import click
@@ -24,6 +25,7 @@ from .common import (
     data_table,
     die,
     echo,
+    echo_error_line,
     echo_json,
     echo_json_text,
     load_or_die,
@@ -46,7 +48,7 @@ if TYPE_CHECKING:
 store_option = click.option(
     "--store",
     "store_path",
-    type=click.Path(dir_okay=False),
+    type=click.Path(),  # a folder is the store's own one-line refusal
     default=None,
     help="The run store (default: runs.sqlite3 in the user data folder).",
 )
@@ -74,6 +76,21 @@ def _open_store(path: str | None, create: bool = False, write: bool | None = Non
     store = RunStore(path or default_store_path(), create=create, write=write)
     click.get_current_context().call_on_close(store.close)
     return _warn_damage(store)
+
+
+def _not_the_store(target: str | None, store: RunStore | None) -> None:
+    """Refuse an export or report target that is the run store (or its write-ahead log):
+    writing there would replace the store with the export."""
+    if not target or target == "-" or store is None:
+        return
+    path = Path(target)
+    files = [Path(f"{store.path}{suffix}") for suffix in ("", "-wal", "-shm")]
+    for file in files:
+        same = path.resolve() == file.resolve()
+        with contextlib.suppress(OSError):
+            same = same or os.path.samefile(path, file)
+        if same:
+            die(f"cannot write {target}: it is the run store {store.path}")
 
 
 def _warn_damage(store: RunStore) -> RunStore:
@@ -194,22 +211,25 @@ def _summary(live: LiveRun) -> None:
         )
     echo_json(summary.outputs, err=True)
     echo(f"run digest: {summary.digest}", err=True)
-    if live.problem:
-        echo(f"warning: {live.problem}", err=True)
 
 
 def _finish(live: LiveRun, quiet: bool, export_to: str | None, fmt: str, redact: str) -> None:
-    """Summary, export, exit code: the end of ``run`` and ``resume``."""
+    """Summary, export, exit code: the end of ``run`` and ``resume``. A run the store was
+    asked to record and could not (a full disk) says so even with ``quiet`` and exits 1:
+    its record failed, whatever the run did."""
     from ..engine.events import RunStatus
 
     if not quiet:
         _summary(live)
+    if live.problem:
+        echo_error_line(f"error: {live.problem}")
     if export_to:
         _write_export(live.export(redact=[k for k in redact.split(",") if k]), export_to, fmt)
     status = live.run.status
     if status is RunStatus.CANCELLED:
         sys.exit(EXIT_INTERRUPTED)
-    sys.exit(EXIT_OK if status is RunStatus.SUCCEEDED else EXIT_FAILED)
+    succeeded = status is RunStatus.SUCCEEDED and not live.problem
+    sys.exit(EXIT_OK if succeeded else EXIT_FAILED)
 
 
 @cli.command()
@@ -258,6 +278,7 @@ def run(
     export_to = _export_target(export_to)
     calls = recording_session(record)
     store = None if no_store else _open_store(store_path, create=True)
+    _not_the_store(export_to, store)
     executor, workers = chosen_executor(executor_spec, workers)
     live = LiveRun.start(workflow, value, store=store, executor=executor, isolation=isolation,
                          workers=workers, calls=calls)  # fmt: skip
@@ -466,6 +487,7 @@ def export(run_id: str, file: str, fmt: str, redact: str, store_path: str | None
     """Export a stored run to a JSON file (written atomically)."""
     file = _export_target(file) or file
     store = _open_store(store_path)
+    _not_the_store(file, store)
     _write_export(store.export(run_id, redact=[k for k in redact.split(",") if k]), file, fmt)
 
 
@@ -507,6 +529,7 @@ def resume(
     export_to = _export_target(export_to)
     # Never create a store (a mistyped path is an error), but write to the one found.
     store = _open_store(store_path, create=False, write=True)
+    _not_the_store(export_to, store)
     executor, workers = chosen_executor(executor_spec, workers)
     calls = recording_session(record)
     live = LiveRun.resume(store, run_id, executor=executor, force=force, isolation=isolation,

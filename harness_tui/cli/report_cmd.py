@@ -9,7 +9,7 @@ import click
 from .app import cli
 from .common import die, echo
 from .completion import RUN
-from .records_cmds import _open_store, store_option
+from .records_cmds import _not_the_store, _open_store, store_option
 
 
 @cli.command()
@@ -33,7 +33,9 @@ def report(run: str, fmt: str, output: str | None, store_path: str | None) -> No
         record = RunRecord.read(run)
         source = os.path.basename(run)
     else:
-        record = _open_store(store_path).export(run)
+        store = _open_store(store_path)
+        _not_the_store(output, store)
+        record = store.export(run)
         source = f"{record.document['workflow']['name']}-{run}.json"
     text = render_report(record, fmt, source)
     if output is None:

@@ -11,7 +11,14 @@ from .app import cli
 from .calls_opt import calls_options, replaying_session
 from .common import die, echo, load_or_die
 from .completion import RUN
-from .records_cmds import _drive, _export_target, _finish, _open_store, store_option
+from .records_cmds import (
+    _drive,
+    _export_target,
+    _finish,
+    _not_the_store,
+    _open_store,
+    store_option,
+)
 
 
 @cli.command()
@@ -55,6 +62,7 @@ def rerun(
     workflow = load_or_die(workflow_file) if workflow_file else None
     fork = plan_fork(record, task, workflow, run if from_file else None)
     store = None if no_store else _open_store(store_path, create=True)
+    _not_the_store(export_to, store)
     calls = replaying_session(record, calls_mode, offline, keep=True)
     live = LiveRun.fork(fork, store=store, calls=calls)
     run_id = live.ensure_recorded()

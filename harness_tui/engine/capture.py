@@ -53,6 +53,7 @@ __all__ = [
     "descriptors",
     "drain",
     "install",
+    "restore_process_globals",
     "set_level",
     "truncation_mark",
     "utf8_safe",
@@ -323,11 +324,12 @@ def install() -> None:
     the capture level up (:func:`set_level`) are made and captured even where the loggers'
     levels drop them, without reaching any other handler; outside attempts both behave as
     the originals."""
+    restore_process_globals()
     stdout, stderr = sys.stdout, sys.stderr
     if stdout is not None and stdout.__class__ is not _RoutingStream:
-        sys.stdout = _RoutingStream(stdout)
+        sys.stdout = _installed["stdout"] = _RoutingStream(stdout)
     if stderr is not None and stderr.__class__ is not _RoutingStream:
-        sys.stderr = _RoutingStream(stderr)
+        sys.stderr = _installed["stderr"] = _RoutingStream(stderr)
     # ``logging.basicConfig(force=True)`` removes every root handler: look each time.
     if _handler not in _root.handlers:
         _root.addHandler(_handler)
@@ -336,6 +338,21 @@ def install() -> None:
     if logging.Logger.isEnabledFor is not _enabled:
         logging.Logger.isEnabledFor = _enabled  # type: ignore[method-assign]
         logging.Logger.handle = _handle  # type: ignore[method-assign]
+
+
+_installed: dict[str, _RoutingStream] = {}  # the streams install() put in place last
+
+
+def restore_process_globals() -> None:
+    """Put back ``sys.stdout`` or ``sys.stderr`` that a task set to ``None``: the routing
+    stream installed last, else the interpreter's own; and ``threading.excepthook`` set to
+    ``None``, without which no thread can be made (called after every attempt, so the next
+    attempt, the executor's workers and the harness's own output still work)."""
+    for name in ("stdout", "stderr"):
+        if getattr(sys, name) is None:
+            setattr(sys, name, _installed.get(name) or getattr(sys, f"__{name}__"))
+    if threading.excepthook is None:
+        threading.excepthook = threading.__excepthook__
 
 
 # -- file descriptors 1 and 2 --------------------------------------------------------------

@@ -17,6 +17,7 @@ import queue
 import threading
 from collections.abc import Callable, Collection
 
+from .capture import restore_process_globals
 from .context import RunContext
 from .events import Status, TraceEvent
 from .graph import Trigger
@@ -125,6 +126,7 @@ class ParallelPool:
         job = self._jobs[index] = _Job(self._steps[index])
         if len(self._threads) < min(self.workers, len(self._jobs)):
             number = len(self._threads) + 1
+            restore_process_globals()  # a task running beside may have dropped the thread hook
             thread = threading.Thread(
                 target=self._work, args=(number,), name=f"harness-worker-{number}", daemon=True
             )

@@ -8,7 +8,7 @@ import json
 
 from .attempt import CANCELLED, ERROR, OK, TIMEOUT, Attempt, Executor, Outcome
 from .canonical import CanonicalError, check_json, digest_text, loads
-from .capture import LogBuffer, attempt_began, attempt_ended
+from .capture import LogBuffer, attempt_began, attempt_ended, restore_process_globals
 from .context import RunContext
 from .events import OUTPUT_STATUSES, Status
 from .graph import TaskNode, Trigger
@@ -32,6 +32,7 @@ def _execute(
     try:
         return executor.run(call)
     finally:
+        restore_process_globals()  # a task may have set sys.stdout to None (docs/reliability.md)
         if log is not None:
             attempt_ended(log)
         context.attempt = None

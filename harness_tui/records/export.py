@@ -8,12 +8,14 @@ embedded workflow and payload, trace task ids, digests, output digests). Each fa
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import platform
 import re
 import stat
 import tempfile
+import time
 from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from functools import cached_property
@@ -48,7 +50,7 @@ from ..workflow.python_source import python_spec, workflow_from_spec
 from .errors import RecordError
 from .io_redaction import redact_recordings
 from .model import FORMAT, FORMAT_VERSION, FORMAT_VERSION_IO, RunExport
-from .redaction import UNCHECKED, redact_document
+from .redaction import REPLACEMENT, UNCHECKED, redact_document
 
 __all__ = [
     "FileKind",
@@ -90,8 +92,7 @@ def atomic_write(path: str | Path, text: str, max_bytes: int | None = None) -> N
         )
     target = Path(path)
     if _is_device(target):  # /dev/null, /dev/stdout, a pipe: written into, never replaced
-        with target.open("wb") as handle:
-            handle.write(data)
+        _write_into(target, data)
         return
     directory = target.resolve().parent
     fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
@@ -113,6 +114,31 @@ def atomic_write(path: str | Path, text: str, max_bytes: int | None = None) -> N
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
+
+
+PIPE_READER_WAIT = 5.0
+"""Seconds a named pipe given as a target may take to get a reader (one started beside the
+command) before it is refused."""
+
+
+def _write_into(target: Path, data: bytes) -> None:
+    """Write into a device or a named pipe. A pipe no process reads would block the open
+    forever: it is opened without blocking, tried again for :data:`PIPE_READER_WAIT`
+    seconds, and refused if nobody reads it by then."""
+    deadline = time.monotonic() + PIPE_READER_WAIT
+    while True:
+        try:
+            fd = os.open(target, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            break
+        except OSError as exc:
+            if exc.errno != errno.ENXIO:  # ENXIO: a FIFO without a reader
+                raise
+            if time.monotonic() >= deadline:
+                raise OSError(exc.errno, "it is a named pipe that no process reads") from None
+            time.sleep(0.02)
+    os.set_blocking(fd, True)  # a reader is there: wait for it to take the text
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
 
 
 def _umask() -> int:
@@ -546,40 +572,49 @@ class RunRecord:
     def _check_consistency(self) -> None:
         name = self.source_name
         skip = frozenset(self.unchecked)
-        source = self.document["workflow"]["source"]
-        if (
-            "workflow-digest" not in skip
-            and digest_text(source) != self.document["workflow"]["digest"]
-        ):
+        wf = self.document["workflow"]
+        source, payload = wf["source"], self.payload
+        # A check a redaction skips is excused only where a redacted value really is gone:
+        # its part carries the marker (a redacted export lists every check as unchecked, so
+        # the list alone proves nothing; an edited value without a marker stays an edit).
+        excused = {
+            "workflow-digest": _marked(source),
+            "plan-from-payload": _marked(source) or _marked(payload),
+            "payload-digest": _marked(payload),
+            "trace-digest": _marked(self.document["trace"]),
+            "results-digest": _marked(self.document["results"]),
+        }
+        skip = frozenset(check for check in skip if excused.get(check, True))
+        if "workflow-digest" not in skip and digest_text(source) != wf["digest"]:
             raise RecordError(f"{name}: embedded workflow does not match its digest")
         try:
             workflow = self.workflow
         except WorkflowError as exc:
             raise RecordError(f"{name}: embedded workflow is invalid: {exc.problems[0]}") from None
         digests = self.document["digests"]
-        if "workflow-digest" not in skip and workflow.digest != self.document["workflow"]["digest"]:
+        if "workflow-digest" not in skip and workflow.digest != wf["digest"]:
             raise RecordError(f"{name}: embedded workflow does not match its digest")
         recorded_plan = self.plan
         if recorded_plan.digest != digests["plan"]:
             raise RecordError(f"{name}: plan does not match its digest")
         if "plan-from-payload" not in skip:
             self._check_plan(workflow, recorded_plan)
-        if "payload-digest" not in skip and digest(self.payload) != digests["payload"]:
+        if "payload-digest" not in skip and digest(payload) != digests["payload"]:
             raise RecordError(f"{name}: payload does not match its digest")
         self._check_trace(skip)
-        if "output-digests" not in skip:
-            outputs = self.outputs
-            for event in self.events:
-                if event.output_digest is not None and (
-                    event.task not in outputs
-                    or digest_text(outputs[event.task]) != event.output_digest
-                ):
-                    raise RecordError(
-                        f"{name}: result of {event.task!r} does not match its output digest"
-                    )
-        if "results-digest" not in skip and (
-            digest_text(object_text(self.outputs)) != digests["results"]
-        ):
+        outputs = self.outputs
+        for event in self.events:
+            if event.output_digest is None:
+                continue
+            if event.task not in outputs:  # redaction replaces values, never removes them
+                raise RecordError(f"{name}: result of {event.task!r} is missing")
+            text = outputs[event.task]
+            unchecked = "output-digests" in skip and REPLACEMENT in text
+            if not unchecked and digest_text(text) != event.output_digest:
+                raise RecordError(
+                    f"{name}: result of {event.task!r} does not match its output digest"
+                )
+        if "results-digest" not in skip and digest_text(object_text(outputs)) != digests["results"]:
             raise RecordError(f"{name}: results do not match their digest")
         parts = {k: digests[k] for k in ("payload", "plan", "results", "trace")}
         if combine_digests(parts) != digests["run"]:
@@ -795,6 +830,11 @@ class _NotJsonNumberError(ValueError):
 
 def _refuse_constant(text: str) -> Any:
     raise _NotJsonNumberError(text)
+
+
+def _marked(value: Any) -> bool:
+    """Whether ``value`` (text, or JSON data) carries the redaction marker somewhere."""
+    return REPLACEMENT in (value if isinstance(value, str) else json.dumps(value))
 
 
 def _short(value: int) -> str:

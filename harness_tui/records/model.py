@@ -58,7 +58,7 @@ class Event(_Open):
     task: str
     task_id: str
     status: Annotated[Status, Field(strict=False)]
-    attempt: int
+    attempt: int = Field(ge=0)  # 0: never started
     error: EventError | None = None
     input_digest: Digest | None = None
     output_digest: Digest | None = None

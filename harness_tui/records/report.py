@@ -214,10 +214,11 @@ def fenced(text: str) -> str:
 
 
 def commands(facts_: Facts) -> list[str]:
-    """The commands that replay and verify this run."""
+    """The commands that replay and verify this run (a name holding control characters shows
+    them as escapes: the command is for a person to read before running it)."""
     record = facts_.record
-    source = shlex.quote(facts_.source)
-    path = shlex.quote(str(record.document["workflow"]["path"]))
+    source = visible(shlex.quote(facts_.source))
+    path = visible(shlex.quote(str(record.document["workflow"]["path"])))
     verify = f"harness-tui verify {path} --against {source}"
     if record.redacted:
         verify += " --payload @PAYLOAD.json"

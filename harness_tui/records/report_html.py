@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from html import escape
 
+from ..engine.untrusted import visible
 from ..layout import Mode, layout_dag
 from .export import RunRecord
 from .report import (
@@ -49,7 +50,14 @@ svg text { font: 12px monospace; }
 
 
 def _e(value: object) -> str:
-    return escape(str(value), quote=True)
+    """An untrusted value as inert one-line HTML text: controls made visible, then escaped."""
+    return escape(visible(str(value)), quote=True)
+
+
+def _block(text: str) -> str:
+    """An untrusted multi-line text for a ``<pre>``: line breaks kept, other controls made
+    visible, then escaped."""
+    return escape(visible_block(text), quote=True)
 
 
 def dag_svg(facts_: Facts) -> str:
@@ -160,7 +168,7 @@ def _failure(facts_: Facts) -> str:
         f"<code>{_e(error['type'])}</code> {_e(error['message'])}</p>"
     )
     if event.traceback:
-        html += f"<pre>{_e(visible_block(event.traceback))}</pre>"
+        html += f"<pre>{_block(event.traceback)}</pre>"
     return html
 
 
@@ -195,10 +203,10 @@ def html_report(facts_: Facts) -> str:
     if logs:
         out.append("<h2>Logs of failed tasks</h2>")
         for task, attempt, text in logs:
-            out.append(f"<p>{_e(task)}, attempt {attempt}:</p><pre>{_e(visible_block(text))}</pre>")
+            out.append(f"<p>{_e(task)}, attempt {attempt}:</p><pre>{_block(text)}</pre>")
     digests = [[k, v] for k, v in sorted(record.digests.items())]
     out += ["<h2>Digests</h2>", _table(["part", "sha256"], digests)]
-    out += ["<h2>Replay and verify</h2>", f"<pre>{_e(chr(10).join(commands(facts_)))}</pre>"]
+    out += ["<h2>Replay and verify</h2>", f"<pre>{_block(chr(10).join(commands(facts_)))}</pre>"]
     out.append("</body></html>")
     return "\n".join(out) + "\n"
 

@@ -179,6 +179,23 @@ _TASKS_DONE = (
 )
 
 
+_Kinds = tuple[type, ...]
+_TEXT: _Kinds = (str,)
+_INTEGER: _Kinds = (int,)
+_NUMBER: _Kinds = (int, float)
+_OPTIONAL_TEXT: _Kinds = (str, type(None))
+_OPTIONAL_NUMBER: _Kinds = (int, float, type(None))
+
+
+def _typed(row: tuple[Any, ...], columns: str, kinds: tuple[_Kinds, ...], run: str) -> None:
+    """Refuse a row whose values are not of their columns' kinds (SQLite keeps whatever was
+    written: text in an integer column of a damaged or hand-edited store)."""
+    for name, value, kind in zip(columns.split(), row, kinds, strict=True):
+        if type(value) not in kind:  # bool is no number here, nor a number text
+            shown = type(value).__name__
+            raise StoreError(f"run {run}: the stored run is damaged: {name} holds a {shown}")
+
+
 def _done(done: float, total: int) -> int:
     """Tasks done as people should read it: a damaged count is kept within the plan."""
     return int(min(max(done, 0), total))
@@ -360,6 +377,11 @@ def _writable(path: Path) -> bool:
     return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
 
 
+def _writable_folder(path: Path) -> bool:
+    """Whether SQLite can make its -wal and -shm files beside the store."""
+    return os.access(path.parent, os.W_OK)
+
+
 def effective_status(status: str, owner: str | None, until: float | None) -> str:
     """A stored status as people should read it: ``running`` without a live lease is
     ``interrupted``."""
@@ -525,6 +547,11 @@ class RunStore:
         """Damage found before opening (a write-ahead log SQLite would silently cut short),
         with where a copy of it is kept; the store opens with what SQLite can recover."""
         writable = create if write is None else write
+        if self.path.is_dir():
+            raise StoreError(
+                f"{self.path}: a folder, not a run store (name a file in it, such as "
+                f"{self.path / 'runs.sqlite3'})"
+            )
         if not self.path.exists():
             if not create:
                 raise StoreError(f"{self.path}: no run store there (nothing was recorded)")
@@ -598,6 +625,11 @@ class RunStore:
             db.execute("PRAGMA query_only = ON")
             return db
         uri = f"{self.path.absolute().as_uri()}?mode=ro"
+        if not _writable_folder(self.path) and not Path(f"{self.path}-wal").exists():
+            # Read-only media: SQLite could not make the -shm index a WAL store needs. With
+            # no -wal there, the file holds every commit and no writer is at work (one
+            # keeps its -wal while open), so it is read as the unchanging file it is.
+            uri += "&immutable=1"
         return sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
 
     @contextmanager
@@ -969,6 +1001,14 @@ class RunStore:
         )
         listed = []
         for row in rows:
+            _typed(
+                row,
+                "id workflow_name workflow_path payload_digest status started_at tasks_done "
+                "tasks_total run_digest lease_owner lease_until",
+                (_TEXT, _TEXT, _TEXT, _OPTIONAL_TEXT, _TEXT, _TEXT, _NUMBER, _INTEGER,
+                 _OPTIONAL_TEXT, _OPTIONAL_TEXT, _OPTIONAL_NUMBER),
+                str(row[0]),
+            )  # fmt: skip
             entry = dict(zip(keys, row[:9], strict=True))
             entry["status"] = effective_status(row[4], row[9], row[10])
             entry["tasks_done"] = _done(row[6], row[7])
@@ -1055,15 +1095,25 @@ class RunStore:
             ).fetchone()
             if row is None:
                 raise StoreError(f"no run {run_id!r} in {self.path}")
+            _typed(
+                row,
+                "workflow_path workflow_base workflow_source payload_text status tasks_done "
+                "tasks_total lease_owner lease_until forked_from",
+                (_TEXT, _OPTIONAL_TEXT, _TEXT, _TEXT, _TEXT, _NUMBER, _INTEGER, _OPTIONAL_TEXT,
+                 _OPTIONAL_NUMBER, _OPTIONAL_TEXT),
+                run_id,
+            )  # fmt: skip
             path, base, source, payload_text, status, done, total, owner, until, fork = row
             done = _done(done, total)
             events, outputs = self._events(run_id)
-            logs = {
-                (task, attempt): AttemptLog(text, bool(truncated))
-                for task, attempt, text, truncated in self._db.execute(
-                    "SELECT task, attempt, text, truncated FROM logs WHERE run_id = ?", (run_id,)
-                )
-            }
+            logs = {}
+            for log_row in self._db.execute(
+                "SELECT task, attempt, text, truncated FROM logs WHERE run_id = ?", (run_id,)
+            ):
+                kinds = (_TEXT, _INTEGER, _TEXT, _INTEGER)
+                _typed(log_row, "task attempt text truncated", kinds, run_id)
+                task, attempt, text, truncated = log_row
+                logs[(task, attempt)] = AttemptLog(text, bool(truncated))
             recordings = self._recordings(run_id)
         try:
             workflow = _stored_workflow(source, path, base, events)

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import jmespath
-
 from ..engine.errors import HarnessError
-from .builtins import jmespath_message
-from .loader import Condition
+from .loader import Condition, compile_when
 
 __all__ = ["ConditionError", "condition"]
 
@@ -26,6 +23,6 @@ def condition(source: str) -> Condition:
         ConditionError: ``source`` is not valid JMESPath.
     """
     try:
-        return Condition(source, jmespath.compile(source))
-    except jmespath.exceptions.JMESPathError as exc:
-        raise ConditionError(f"invalid JMESPath in 'when': {jmespath_message(exc)}") from None
+        return Condition(source, compile_when(source))
+    except ValueError as exc:
+        raise ConditionError(str(exc)) from None

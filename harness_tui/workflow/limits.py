@@ -14,7 +14,8 @@ name                    default      what it bounds
 ======================  ===========  ===========================================================
 ``file_bytes``          32 MiB       size of a workflow file (and of one read from git)
 ``tasks``               100,000      tasks in one workflow
-``depth``               100          nesting of mappings and lists in a workflow file
+``depth``               100          nesting of mappings and lists in a workflow file, and
+                                     of a ``when:`` expression
 ``alias_nodes``         100,000      values reached through YAML aliases (``*name``), counted
                                      with everything inside them
 ``alias_bytes``         16 MiB       bytes that YAML aliases add, counted as the JSON of what

@@ -351,11 +351,10 @@ class _Builder:
 
     def _condition(self, source: str, at: tuple[str | int, ...]) -> Any:
         try:
-            compiled = jmespath.compile(source)
-        except jmespath.exceptions.JMESPathError as exc:
-            self.problem(at, f"invalid JMESPath in 'when': {jmespath_message(exc)}")
+            return Condition(source, compile_when(source))
+        except ValueError as exc:
+            self.problem(at, str(exc))
             return None
-        return Condition(source, compiled)
 
     def _graph_problems(self, error: GraphError) -> None:
         for problem in error.problems:
@@ -402,6 +401,31 @@ class _Specs(Mapping[str, Mapping[str, Any]]):
 
     def __len__(self) -> int:
         return len(self._graph.nodes)
+
+
+def compile_when(source: str) -> Any:
+    """``source`` compiled as JMESPath, nested at most :attr:`Limits.depth` levels deep (the
+    parser and the evaluation recurse once per level).
+
+    Raises:
+        ValueError: one line saying why it is not a usable ``when:``.
+    """
+    limit = current().depth
+    try:
+        compiled = jmespath.compile(source)
+    except jmespath.exceptions.JMESPathError as exc:
+        raise ValueError(f"invalid JMESPath in 'when': {jmespath_message(exc)}") from None
+    except RecursionError:
+        raise ValueError(f"'when' is nested more than {limit} levels deep") from None
+    stack = [(compiled.parsed, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            raise ValueError(f"'when' is nested more than {limit} levels deep")
+        children = node.get("children") if isinstance(node, dict) else None
+        for child in children if isinstance(children, list) else ():
+            stack.append((child, depth + 1))
+    return compiled
 
 
 class Condition(Expression):

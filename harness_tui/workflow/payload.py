@@ -147,13 +147,22 @@ def parse_payload(text: str, what: str = "payload") -> Payload:
         text = check_json(value, "payload")
     except CanonicalError as exc:
         raise PayloadError(f"{what}: {exc}") from None
+    check_payload_size(text, what)
+    return Payload(value)
+
+
+def check_payload_size(text: str, what: str) -> None:
+    """Refuse a payload whose canonical JSON ``text`` is over the ``payload_bytes`` cap.
+
+    Raises:
+        PayloadError: one line, ``what`` first.
+    """
     limit = current().payload_bytes
     if len(text) > limit // 4 and len(text.encode("utf-8")) > limit:
         raise PayloadError(
             f"{what}: {len(text.encode('utf-8')):,} bytes as JSON; the limit is {limit:,} "
             f"(raise it with HARNESS_TUI_LIMITS=payload_bytes=N)"
         )
-    return Payload(value)
 
 
 def too_many_digits() -> str:

@@ -31,6 +31,7 @@ from ..engine.spec import task_spec
 from ..engine.untrusted import shorten, visible
 from .errors import Problem, WorkflowError
 from .loader import Workflow
+from .payload import check_payload_size
 from .refs import PYTHON_REF as _REF
 from .refs import is_python_ref
 
@@ -78,17 +79,59 @@ def load_python(spec: str) -> Workflow:
     from ..engine.harness import Harness
 
     graph = built.graph if isinstance(built, Harness) else built
-    on_failure = OnFailure(getattr(module, "ON_FAILURE", "stop"))
-    payload = getattr(module, "PAYLOAD", getattr(module, "payload", {}))
+    with _printed_to_stderr():  # a module __getattr__ is user code too
+        on_failure = _setting(module, "ON_FAILURE", "stop", spec)
+        payload = _setting(module, "PAYLOAD", _setting(module, "payload", {}, spec), spec)
+        name = _setting(module, "NAME", file.stem, spec)
+        doc = _setting(module, "__doc__", None, spec)
+        description = _setting(module, "DESCRIPTION", doc.strip() if isinstance(doc, str) else "",
+                               spec)  # fmt: skip
+    for setting, value in (
+        ("ON_FAILURE", on_failure),
+        ("NAME", name),
+        ("DESCRIPTION", description),
+    ):
+        if not isinstance(value, str):
+            raise _problem(spec, f"{setting} must be a string, not {type(value).__name__!r}")
     try:
-        check_json(payload, "payload")
+        on_failure = OnFailure(on_failure)
+    except ValueError:
+        allowed = ", ".join(repr(o.value) for o in OnFailure)
+        raise _problem(spec, f"ON_FAILURE must be one of {allowed}, not {on_failure!r}") from None
+    try:
+        text = check_json(payload, "payload")
+        check_payload_size(text, "PAYLOAD")
         DeterministicScheduler(graph).plan(payload)
     except (HarnessError, ValueError, TypeError) as exc:
         raise _problem(spec, str(exc)) from None
-    name = str(getattr(module, "NAME", file.stem))
-    description = str(getattr(module, "DESCRIPTION", (module.__doc__ or "").strip()))
     document = spec_of(graph, name, description, on_failure, payload, digest_text(source))
     return _workflow(document, spec, graph)
+
+
+_MISSING = object()
+
+
+def _setting(module: Any, attr: str, default: Any, spec: str) -> Any:
+    """A module-level setting, or ``default``; a module ``__getattr__`` that fails is one
+    line."""
+    try:
+        value = getattr(module, attr, _MISSING)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # user code: any failure (SystemExit too) is one line
+        raise _problem(spec, f"reading {attr} failed: {_failure(exc)}") from None
+    return default if value is _MISSING else value
+
+
+def _failure(exc: BaseException) -> str:
+    """``Type: message`` of a user exception, even one whose ``str()`` fails."""
+    try:
+        message = str(exc)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as inner:
+        message = f"<str() of the exception raised {type(inner).__name__}>"
+    return f"{type(exc).__name__}: {message}"
 
 
 def graph_workflow(graph: TaskGraph, payload: Any, name: str = "debug",
@@ -137,7 +180,7 @@ def _import(file: Path, spec: str) -> Any:
         raise
     except BaseException as exc:  # user code: any failure (SystemExit too) is one line
         sys.modules.pop(name, None)
-        raise _problem(spec, f"importing {file} failed: {type(exc).__name__}: {exc}") from None
+        raise _problem(spec, f"importing {file} failed: {_failure(exc)}") from None
     return module
 
 
@@ -145,16 +188,16 @@ def _build(module: Any, attr: str, spec: str) -> Harness | TaskGraph:
     """The module attribute, called if it is a factory, as a Harness or a TaskGraph."""
     from ..engine.harness import Harness
 
-    if not hasattr(module, attr):
+    value = _setting(module, attr, _MISSING, spec)
+    if value is _MISSING:
         raise _problem(spec, f"{module.__name__} has no attribute {attr!r}")
-    value = getattr(module, attr)
     if callable(value) and not isinstance(value, (Harness, TaskGraph)):
         try:
             value = value()
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # user code: any failure (SystemExit too) is one line
-            raise _problem(spec, f"{attr}() failed: {type(exc).__name__}: {exc}") from None
+            raise _problem(spec, f"{attr}() failed: {_failure(exc)}") from None
     if not isinstance(value, (Harness, TaskGraph)):
         raise _problem(spec, f"{attr} gave {type(value).__name__!r}, not a Harness or TaskGraph")
     return value

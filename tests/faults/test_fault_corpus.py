@@ -36,6 +36,10 @@ FAULTS = [
     Fault("lone_surrogate", "in-process", "failed", "OutputNotJSON", "failed", 1, 25),
     Fault("swallow_timeout", "in-process", "timed_out", "Timeout", "failed", 1, 25),
     Fault("stray_thread", "in-process", "succeeded", None, "succeeded", 0, 25),
+    # The task's view of the streams is closed or gone; the harness's own output is not.
+    Fault("close_stdout", "in-process", "succeeded", None, "succeeded", 0, 25),
+    Fault("stdout_none", "in-process", "succeeded", None, "succeeded", 0, 25),
+    Fault("excepthook_none", "in-process", "succeeded", None, "succeeded", 0, 25),
     Fault(
         "keyboard_interrupt", "in-process", "cancelled", "KeyboardInterrupt", "cancelled", 130, 25
     ),
@@ -93,6 +97,22 @@ def check_end(fault: Fault, export: Path, store: Path) -> None:
     assert row["status"] == fault.run_status  # the store knows how it ended
 
 
+def test_what_stops_a_run_is_as_documented() -> None:
+    """The table in docs/reliability.md ("What stops a run") says what the fault table pins."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "reliability.md").read_text("utf-8")
+    section = doc.split("## What stops a run", 1)[1].split("\n## ", 1)[0]
+    rows = [
+        [cell.strip() for cell in line.strip("|").split("|")]
+        for line in section.splitlines()
+        if line.startswith("| ") and "fault" not in line
+    ]
+    pinned = {f.name: f for f in FAULTS if f.mode == "in-process"}
+    assert len(rows) == 5
+    for _, name, status, run_status, code in rows:
+        fault = pinned[name]
+        assert (fault.status, fault.run_status, fault.exit_code) == (status, run_status, int(code))
+
+
 @pytest.mark.parametrize("fault", BY_MODE)
 def test_a_faulty_task_ends_the_run_with_a_final_status(fault: Fault, tmp_path: Path) -> None:
     store, export = tmp_path / "runs.sqlite3", tmp_path / "run.json"
@@ -107,6 +127,23 @@ def test_a_faulty_task_ends_the_run_with_a_final_status(fault: Fault, tmp_path: 
     assert "Traceback" not in result.stderr
     assert f"fault_{fault.name}: {fault.run_status}" in result.stderr  # the summary
     check_end(fault, export, store)
+
+
+@pytest.mark.parametrize("name", ["close_stdout", "stdout_none", "excepthook_none"])
+def test_a_task_that_breaks_process_globals_leaves_the_export_on_stdout(
+    name: str, tmp_path: Path
+) -> None:
+    """A task closes or drops ``sys.stdout``, or sets ``threading.excepthook`` to ``None``
+    (without which no thread can be made). With four workers, ``--export -``: the export
+    still reaches stdout, the summary stderr, and the store the final status."""
+    store = tmp_path / "runs.sqlite3"
+    args = ["run", str(CORPUS / f"{name}.yaml"), "--store", str(store), "--export", "-"]
+    result = harness(*args, "--workers", "4")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["status"] == "succeeded"
+    assert f"fault_{name}: succeeded" in result.stderr
+    (row,) = runs(store)
+    assert row["status"] == "succeeded"
 
 
 @pytest.mark.slow
@@ -308,3 +345,42 @@ def test_one_ctrl_c_stops_a_parallel_run_at_once(tmp_path: Path) -> None:
     assert time.monotonic() - started < 25  # not the task's 30 s
     (row,) = runs(store)
     assert row["status"] == "cancelled"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii")
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
+@pytest.mark.parametrize(
+    ("task", "workers"),
+    [
+        ("fork_and_leave", "1"),
+        ("spawn_and_leave", "4"),
+        pytest.param("fork_and_leave", "4", marks=pytest.mark.slow),
+        pytest.param("spawn_and_leave", "1", marks=pytest.mark.slow),
+    ],
+)
+def test_processes_a_task_leaves_end_with_the_command(
+    tmp_path: Path, task: str, workers: str
+) -> None:
+    marker = tmp_path / "pids"
+    workflow = tmp_path / "leave.yaml"
+    workflow.write_text(
+        f"name: leave\ntasks:\n  t:\n    run: faulty:{task}\n"
+        f"    with: {{marker: {json.dumps(str(marker))}}}\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "faulty.py").write_text((CORPUS / "faulty.py").read_text("utf-8"), "utf-8")
+    result = harness("run", str(workflow), "--no-store", "-q", "--workers", workers, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    pids = [int(p) for p in marker.read_text(encoding="ascii").split()]
+    assert pids
+    deadline = time.monotonic() + 10  # init reaps what the command killed
+    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(_alive(pid) for pid in pids)

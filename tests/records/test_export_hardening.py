@@ -19,6 +19,7 @@ from harness_tui.engine.orchestrator import TaskOrchestrator
 from harness_tui.records import export as export_module
 from harness_tui.records.errors import RecordError
 from harness_tui.records.export import RunRecord
+from harness_tui.records.redaction import UNCHECKED
 from harness_tui.workflow.loader import load_workflow
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,6 +46,28 @@ def _source(text: str) -> Callable[[dict[str, Any]], None]:
         d["workflow"]["digest"] = export_module.digest_text(text)
 
     return change
+
+
+def _fake_redaction(d: dict[str, Any]) -> None:
+    """Redaction markers that claim every check unchecked while nothing was redacted."""
+    d["redacted"] = ["zzz"]
+    d["redaction"] = {
+        "keys": ["zzz"],
+        "replacement": "<redacted>",
+        "places": [],
+        "unchecked": list(UNCHECKED),
+    }
+
+
+Edit = Callable[[dict[str, Any]], Any]
+
+
+def _fake_redaction_and(change: Edit) -> Edit:
+    def both(d: dict[str, Any]) -> None:
+        _fake_redaction(d)
+        change(d)
+
+    return both
 
 
 CASES: dict[str, tuple[Callable[[dict[str, Any]], Any], str]] = {
@@ -104,6 +127,22 @@ CASES: dict[str, tuple[Callable[[dict[str, Any]], Any], str]] = {
     "redaction-keys": (
         lambda d: d.update(redaction={"keys": ["x"], "replacement": "r", "places": []}),
         "redaction keys differ from the redacted keys",
+    ),
+    "result-missing-unchecked": (
+        _fake_redaction_and(lambda d: d["results"].pop("classify")),
+        "result of 'classify' is missing",
+    ),
+    "result-edited-under-fake-redaction": (
+        _fake_redaction_and(lambda d: d["results"].update(classify={"label": "edited"})),
+        "result of 'classify' does not match its output digest",
+    ),
+    "payload-edited-under-fake-redaction": (
+        _fake_redaction_and(lambda d: d["payload"].update(edited=True)),
+        "plan does not match the embedded workflow and payload",
+    ),
+    "attempt-negative": (
+        lambda d: d["trace"][0].update(attempt=-1),
+        "invalid export at trace.0.attempt: Input should be greater than or equal to 0",
     ),
     "format-version-number": (
         lambda d: d.update(format_version=1.1),

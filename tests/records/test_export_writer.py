@@ -108,3 +108,32 @@ def test_a_device_or_a_pipe_is_written_into_never_replaced(tmp_path: Path) -> No
     assert reader.communicate(timeout=10)[0] == b"through the pipe"
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
     assert [p.name for p in tmp_path.iterdir()] == ["pipe"]  # no temporary file left
+
+
+def test_a_pipe_nobody_reads_is_refused_not_waited_on_forever(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from harness_tui.cli import cli
+    from harness_tui.records import export as export_module
+
+    monkeypatch.setattr(export_module, "PIPE_READER_WAIT", 0.0)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(OSError, match="it is a named pipe that no process reads"):
+        atomic_write(fifo, "nobody listens")
+    workflow = tmp_path / "w.yaml"
+    workflow.write_text("name: w\ntasks:\n  a: {run: builtin:echo}\n", encoding="utf-8")
+    export = tmp_path / "run.json"
+    ran = CliRunner().invoke(cli, ["run", str(workflow), "--no-store", "--export", str(export)])
+    assert ran.exit_code == 0, ran.output
+    for args in (
+        ["run", str(workflow), "--no-store", "-q", "--export", str(fifo)],
+        ["report", str(export), "-o", str(fifo)],
+    ):
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 2
+        assert result.stderr.endswith(": it is a named pipe that no process reads\n")
+        assert len(result.stderr.splitlines()) == 1
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)

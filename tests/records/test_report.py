@@ -143,3 +143,25 @@ def test_report_of_a_stored_run_by_its_id(tmp_path: Path) -> None:
     assert row["run_digest"] in result.output
     missing = runner.invoke(cli, ["report", "no-such-run", "--store", db])
     assert missing.exit_code == 2 and len(missing.output.strip().splitlines()) == 1
+
+
+def test_no_byte_a_terminal_obeys_is_in_either_report(tmp_path: Path) -> None:
+    """A workflow path and a source name holding escapes (an export edited by hand), and an
+    error message holding every attack: both reports show them as visible escapes (a report
+    is read with ``cat`` as often as in a browser)."""
+    from tests.hostile.corpus import HOSTILE, OBEYED
+
+    (tmp_path / "hostile_report_tasks.py").write_text(
+        f"def shout(inputs):\n    raise ValueError({HOSTILE!r})\n", encoding="utf-8"
+    )
+    path = tmp_path / "w.yaml"
+    path.write_text(
+        'name: hostile\ntasks:\n  shout: {run: "hostile_report_tasks:shout"}\n', encoding="utf-8"
+    )
+    record = record_of(path, {})
+    document = json.loads(record.to_text())
+    document["workflow"]["path"] = HOSTILE + ".yaml"
+    found = facts(RunRecord(document), HOSTILE + ".json")
+    for report in (markdown_report(found), html_report(found)):
+        assert not OBEYED.findall(report), OBEYED.findall(report)[:5]
+        assert "\\x1b[2J" in report

@@ -252,3 +252,102 @@ def test_a_full_disk_is_one_line_and_the_run_still_ends(tmp_path: Path) -> None:
     assert live.problem.startswith("the run is no longer recorded: ")
     assert "database or disk is full" in live.problem and "\n" not in live.problem
     assert live.export().document["status"] == "succeeded"  # the export does not need the store
+
+
+def _recorded_store(tmp_path: Path) -> tuple[Path, str]:
+    path = tmp_path / "runs.sqlite3"
+    with RunStore(path) as store:
+        live = LiveRun.start(CHAIN, CHAIN.payload, store=store, clock=FakeClock())
+        live.drive()
+        # A log row too, so that its columns are read.
+        store._db.execute(
+            "INSERT INTO logs (run_id, task, attempt, text, truncated) VALUES (?, 't0', 1, 'x', 0)",
+            (live.run_id,),
+        )
+    assert live.run_id is not None
+    return path, live.run_id
+
+
+@pytest.mark.parametrize(
+    ("damage", "commands"),
+    [
+        # Bytes that are not UTF-8 in a text column (a flipped bit).
+        ("UPDATE runs SET workflow_name = CAST(x'ff41' AS TEXT)", ("runs",)),
+        ("UPDATE runs SET status = CAST(x'c0' AS TEXT)", ("runs", "export", "report", "resume")),
+        ("UPDATE batches SET canonical = CAST(x'fe' AS TEXT)", ("export", "report", "resume")),
+        ("UPDATE logs SET text = CAST(x'ff' AS TEXT)", ("export", "report", "resume")),
+        # Text where a number belongs, bytes where text does.
+        ("UPDATE runs SET tasks_total = 'abc'", ("runs", "export", "report", "resume")),
+        ("UPDATE runs SET lease_until = 'abc'", ("runs", "export", "report", "resume")),
+        ("UPDATE runs SET status = x'41'", ("runs", "export", "report", "resume")),
+        ("UPDATE runs SET workflow_source = x'41'", ("export", "report", "resume")),
+        ("UPDATE logs SET text = x'41'", ("export", "report", "resume")),
+        ("UPDATE logs SET attempt = 'one'", ("export", "report", "resume")),
+    ],
+)
+def test_damaged_values_are_one_line_in_every_command(
+    tmp_path: Path, damage: str, commands: tuple[str, ...]
+) -> None:
+    store, run_id = _recorded_store(tmp_path)
+    with sqlite3.connect(store) as db:
+        db.execute(damage)
+    db.close()
+    arguments = {
+        "runs": ["runs"],
+        "export": ["export", run_id, str(tmp_path / "out.json")],
+        "report": ["report", run_id, "-o", str(tmp_path / "out.md")],
+        "resume": ["resume", run_id],
+    }
+    for command in commands:
+        result = CliRunner().invoke(cli, [*arguments[command], "--store", str(store)])
+        assert result.exit_code == 2, (command, result.output)
+        (line,) = result.stderr.splitlines()
+        assert line.startswith("error: "), (command, line)
+    # A new run beside the damaged one is still recorded.
+    workflow = tmp_path / "w.yaml"
+    workflow.write_text("name: w\ntasks:\n  a: {run: builtin:echo}\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["run", str(workflow), "--store", str(store), "-q"])
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["runs"], ["export", "x", "-"], ["report", "x"], ["resume", "x"], ["run", "W"]],
+    ids=["runs", "export", "report", "resume", "run"],
+)
+def test_a_store_that_is_a_folder_is_one_line(tmp_path: Path, args: list[str]) -> None:
+    workflow = tmp_path / "w.yaml"
+    workflow.write_text("name: w\ntasks:\n  a: {run: builtin:echo}\n", encoding="utf-8")
+    args = [str(workflow) if a == "W" else a for a in args]
+    result = CliRunner().invoke(cli, [*args, "--store", str(tmp_path)])
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"error: {tmp_path}: a folder, not a run store (name a file in it, such as "
+        f"{tmp_path / 'runs.sqlite3'})\n"
+    )
+
+
+def test_a_target_that_is_the_store_is_refused(tmp_path: Path) -> None:
+    """``--export`` (or ``report -o``) naming the store, by the same name, another name for
+    it, or its write-ahead log: one line, exit 2, the store untouched."""
+    workflow = tmp_path / "w.yaml"
+    workflow.write_text("name: w\ntasks:\n  a: {run: builtin:echo}\n", encoding="utf-8")
+    store = tmp_path / "s.sqlite3"
+    first = CliRunner().invoke(cli, ["run", str(workflow), "--store", str(store), "-q"])
+    assert first.exit_code == 0, first.output
+    (tmp_path / "link.sqlite3").symlink_to(store)
+    with RunStore(store, create=False) as opened:
+        (row,) = opened.runs()
+    before = store.read_bytes()
+    run_id = str(row["id"])
+    for target in (store, tmp_path / "link.sqlite3", tmp_path / "s.sqlite3-wal"):
+        for args in (
+            ["run", str(workflow), "--export", str(target)],
+            ["export", run_id, str(target)],
+            ["resume", run_id, "--export", str(target)],
+            ["report", run_id, "-o", str(target)],
+        ):
+            result = CliRunner().invoke(cli, [*args, "--store", str(store)])
+            assert result.exit_code == 2, (args, result.output)
+            assert result.stderr == f"error: cannot write {target}: it is the run store {store}\n"
+    assert store.read_bytes() == before

@@ -89,3 +89,45 @@ def test_a_negative_schema_version_is_refused(tmp_path: Path) -> None:
     db.close()
     with pytest.raises(StoreError, match="not a harness-tui run store"):
         RunStore(path)
+
+
+def _checkpointed_store(tmp_path: Path) -> Path:
+    path = tmp_path / "ro" / "runs.sqlite3"
+    with RunStore(path) as store:
+        LiveRun.start(ECHO, ECHO.payload, store=store, clock=FakeClock()).drive()
+    assert sorted(p.name for p in path.parent.iterdir()) == ["runs.sqlite3"]  # checkpointed
+    return path
+
+
+def test_a_checkpointed_store_on_read_only_media_is_read_without_its_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On read-only media SQLite cannot make the -shm index of a WAL store; a checkpointed
+    store is read as the unchanging file it is (permissions do not bind root: the tool is
+    told, and the test checks no index was made)."""
+    path = _checkpointed_store(tmp_path)
+    monkeypatch.setattr(store_module, "_writable", lambda path: False)
+    monkeypatch.setattr(store_module, "_writable_folder", lambda path: False)
+    result = CliRunner().invoke(cli, ["runs", "--store", str(path), "--json"])
+    assert result.exit_code == 0, result.output
+    assert '"status": "succeeded"' in result.stdout
+    assert sorted(p.name for p in path.parent.iterdir()) == ["runs.sqlite3"]
+
+
+@pytest.mark.slow
+def test_a_checkpointed_store_on_a_read_only_mount_is_read(tmp_path: Path) -> None:
+    """The same on a real read-only bind mount (where the machine allows making one)."""
+    import subprocess
+    import sys
+
+    path = _checkpointed_store(tmp_path)
+    folder = path.parent
+    script = (
+        f"mount --bind {folder} {folder} && mount -o remount,ro,bind {folder} && "
+        f"{sys.executable} -m harness_tui runs --store {path} --json"
+    )
+    done = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True)
+    if "mount" in done.stderr or "unshare" in done.stderr:
+        pytest.skip(f"no read-only mount here: {done.stderr.strip()[:200]}")
+    assert done.returncode == 0, done.stderr
+    assert '"status": "succeeded"' in done.stdout

@@ -35,3 +35,25 @@ def test_validate_prints_the_lines_and_exits_2(path: Path, monkeypatch: pytest.M
     assert result.exit_code == 2
     assert result.stderr == path.with_suffix(".expected").read_text(encoding="utf-8")
     assert "Traceback (most recent call last)" not in result.output
+
+
+@pytest.mark.parametrize("name", ["54_when_nested_deep", "55_when_negated_deep"])
+@pytest.mark.parametrize("command", ["validate", "plan"])
+def test_a_deeply_nested_when_is_one_line(
+    name: str, command: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(BROKEN)
+    result = CliRunner().invoke(cli, [command, f"{name}.yaml"])
+    assert result.exit_code == 2
+    assert result.stderr == (BROKEN / f"{name}.expected").read_text(encoding="utf-8")
+
+
+def test_a_when_nested_to_the_limit_is_read_and_decides() -> None:
+    from harness_tui.workflow.expressions import ConditionError, condition
+
+    scope = {"payload": {"x": 1}, "results": {}}
+    assert condition("(" * 99 + "payload.x" + ")" * 99)(scope) is True
+    assert condition("!" * 98 + "payload")(scope) is True
+    assert condition("!" * 99 + "payload")(scope) is False  # 100 levels: 99 nots, a field
+    with pytest.raises(ConditionError, match="'when' is nested more than 100 levels deep"):
+        condition("!" * 100 + "payload")

@@ -102,6 +102,15 @@ def test_an_export_replays_and_diffs_where_the_module_cannot_be_imported(
         assert done.stdout.startswith(line), done.stdout
 
 
+GRAPH = (
+    "from harness_tui import Harness\n"
+    "def build():\n"
+    "    harness = Harness()\n"
+    "    harness.register('a', lambda inputs: 1)\n"
+    "    return harness\n"
+)
+
+
 @pytest.mark.parametrize(
     ("module", "ref", "message"),
     [
@@ -114,8 +123,23 @@ def test_an_export_replays_and_diffs_where_the_module_cannot_be_imported(
         ("def build():\n    return 42\n", "mod.py:build", "build gave 'int', not a Harness"),
         ("def build():\n    return 42\n", "mod.py:build@HEAD",
          "cannot be read at a git revision"),
+        (GRAPH + "ON_FAILURE = 'explode'\n", "mod.py:build",
+         "ON_FAILURE must be one of 'stop', 'continue', not 'explode'"),
+        (GRAPH + "class Bad:\n    def __str__(self):\n        raise ValueError\nNAME = Bad()\n",
+         "mod.py:build", "NAME must be a string, not 'Bad'"),
+        (GRAPH + "def __getattr__(name):\n    raise RuntimeError('no ' + name)\n",
+         "mod.py:build", "reading ON_FAILURE failed: RuntimeError: no ON_FAILURE"),
+        ("def __getattr__(name):\n    raise RuntimeError('no ' + name)\n", "mod.py:build",
+         "reading build failed: RuntimeError: no build"),
+        ("class Odd(BaseException):\n    def __str__(self):\n        raise SystemExit\n"
+         "def build():\n    raise Odd()\n", "mod.py:build",
+         "build() failed: Odd: <str() of the exception raised SystemExit>"),
+        (GRAPH + "PAYLOAD = {'x': 'y' * 8 * 1024 * 1024}\n", "mod.py:build",
+         "PAYLOAD: 8,388,616 bytes as JSON; the limit is 1,048,576"),
     ],
-    ids=["missing", "no-attribute", "syntax", "exit", "raises", "not-a-harness", "revision"],
+    ids=["missing", "no-attribute", "syntax", "exit", "raises", "not-a-harness", "revision",
+         "on-failure", "name-str-raises", "module-getattr-raises",
+         "factory-getattr-raises", "unprintable-base-exception", "payload-over-cap"],
 )  # fmt: skip
 def test_a_broken_python_workflow_is_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, module: str | None, ref: str, message: str
@@ -268,3 +292,28 @@ def test_debug_takes_the_harness_workers() -> None:
     h.register("b", together)
     run = harness_tui.debug(h, headless=True)
     assert run.status.value == "succeeded" and run.workers == 2
+
+
+@pytest.mark.parametrize("command", ["validate", "plan", "run"])
+def test_a_keyboard_interrupt_in_a_factory_is_an_interruption(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mod.py").write_text("def build():\n    raise KeyboardInterrupt\n")
+    sys.modules.pop("mod", None)
+    code, _, err = harness(command, "mod.py:build")
+    sys.modules.pop("mod", None)
+    assert code == 130
+    assert err == "error: interrupted while loading the workflow\n"
+
+
+def test_a_docstring_that_is_not_text_is_no_description(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mod.py").write_text(GRAPH + "__doc__ = 5\n")
+    sys.modules.pop("mod", None)
+    code, out, err = harness("validate", "mod.py:build")
+    sys.modules.pop("mod", None)
+    assert code == 0, err
+    assert out == "ok: mod.py:build (1 task)\n"

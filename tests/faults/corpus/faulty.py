@@ -114,3 +114,45 @@ def where(inputs: Mapping[str, Any]) -> int:
     with open(inputs["params"]["log"], "a", encoding="utf-8") as handle:
         handle.write(inputs["task"]["name"] + "\n")
     return os.getppid()
+
+
+def close_stdout(inputs: Mapping[str, Any]) -> str:
+    print("before closing")
+    sys.stdout.close()
+    return "closed"
+
+
+def stdout_none(inputs: Mapping[str, Any]) -> str:
+    sys.stdout = None  # type: ignore[assignment]
+    sys.stderr = None  # type: ignore[assignment]
+    return "gone"
+
+
+def excepthook_none(inputs: Mapping[str, Any]) -> str:
+    threading.excepthook = None  # type: ignore[assignment]
+    return "no hook"
+
+
+def fork_and_leave(inputs: Mapping[str, Any]) -> str:
+    """A child (and a grandchild it orphans) left running; their pids in the marker file."""
+    marker = inputs["params"]["marker"]
+    child = os.fork()
+    if child == 0:
+        grandchild = os.fork()
+        if grandchild == 0:
+            time.sleep(60)
+            os._exit(0)
+        with open(marker, "w", encoding="ascii") as out:
+            out.write(f"{os.getpid()} {grandchild}\n")
+        os._exit(0)  # the grandchild is orphaned
+    os.waitpid(child, 0)
+    return "forked"
+
+
+def spawn_and_leave(inputs: Mapping[str, Any]) -> str:
+    import subprocess
+
+    process = subprocess.Popen(["sleep", "60"])
+    with open(inputs["params"]["marker"], "w", encoding="ascii") as out:
+        out.write(f"{process.pid}\n")
+    return "spawned"
