@@ -13,6 +13,7 @@ from typing import IO, Any, NamedTuple
 
 from ..engine.canonical import CanonicalError, check_json
 from ..engine.errors import HarnessError
+from ..engine.untrusted import quoted, shown
 from .limits import current
 
 __all__ = [
@@ -124,15 +125,17 @@ def parse_payload(text: str, what: str = "payload") -> Payload:
             data = read_capped(path, MAX_PAYLOAD_FILE_BYTES)
             if data is None:
                 raise PayloadError(
-                    f"{what}: {path} is over the {MAX_PAYLOAD_FILE_BYTES:,}-byte limit"
+                    f"{what}: {shown(str(path))} is over the {MAX_PAYLOAD_FILE_BYTES:,}-byte limit"
                 )
             source = data.decode("utf-8-sig")  # a BOM from a Windows editor is not JSON
         except OSError as exc:
-            raise PayloadError(f"{what}: cannot read {path}: {exc.strerror}") from None
+            raise PayloadError(f"{what}: cannot read {shown(str(path))}: {exc.strerror}") from None
         except UnicodeDecodeError:
-            raise PayloadError(f"{what}: {path} is not UTF-8 text") from None
+            raise PayloadError(f"{what}: {shown(str(path))} is not UTF-8 text") from None
         except ValueError:  # os.open refuses a NUL in a path
-            raise PayloadError(f"{what}: cannot read {text[1:]!r}: a NUL in the name") from None
+            raise PayloadError(
+                f"{what}: cannot read {quoted(text[1:])}: a NUL in the name"
+            ) from None
     try:
         value = json.loads(source)
     except json.JSONDecodeError as exc:
