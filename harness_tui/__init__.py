@@ -19,7 +19,6 @@ if TYPE_CHECKING:
         Driver,
         FakeClock,
         GraphError,
-        Harness,
         HarnessError,
         OnFailure,
         Plan,
@@ -48,6 +47,7 @@ if TYPE_CHECKING:
     from .engine.state import Snapshot
     from .executors import Attempt, Executor, ExecutorError, Outcome, OutcomeKind
     from .executors.threads import SerialExecutor, ThreadExecutor
+    from .harness import Harness
     from .records.divergence import TraceDiff, trace_diff
     from .records.errors import RecordError, StoreError
     from .records.export import RunRecord
@@ -68,7 +68,7 @@ _LAZY = {
     "Driver": ".engine",
     "FakeClock": ".engine",
     "GraphError": ".engine",
-    "Harness": ".engine",
+    "Harness": ".harness",
     "HarnessError": ".engine",
     "OnFailure": ".engine",
     "Plan": ".engine",

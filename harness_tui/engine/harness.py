@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -122,19 +121,18 @@ class Harness:
         if self.record is True:
             calls = CallSession(CallMode.LIVE)
         if calls is not None:
-            _intercept_http()
+            self.intercept_http()
         self.calls = calls
         return self.orchestrator.run(payload, calls=calls)
+
+    def intercept_http(self) -> None:
+        """Route the HTTP its attempts make to their recorders. The engine patches no HTTP
+        client (that code lives above it, in ``harness_tui.interception``): here only
+        ``io.call`` is recorded; ``harness_tui.Harness``, the public class, installs the
+        interception."""
 
     @property
     def recordings(self) -> dict[tuple[str, int], list[Exchange]]:
         """What the last run's attempts were answered, by ``(task, attempt)`` (threads outside
         any attempt under ``("", 0)``); empty when it recorded nothing."""
         return {} if self.calls is None else self.calls.recordings()
-
-
-def _intercept_http() -> None:
-    """Send the HTTP of attempts to their recorders. The interception patches third-party
-    clients, so it lives above the engine (``harness_tui.interception``); the facade installs
-    it by name, as the command line does for ``run --record``."""
-    importlib.import_module("harness_tui.interception").install()

@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 
-from harness_tui.engine.harness import Harness
+from harness_tui import Harness
 from harness_tui.engine.recorded_calls import CallMode, CallSession
 
 from .fake_model import FakeModel
