@@ -57,7 +57,9 @@ def test_descriptor_output_is_the_attempts_log_and_stdout_stays_clean(tmp_path: 
 
 LINGER = """\
 import os, subprocess, sys, threading
-from harness_tui.engine.capture import LogBuffer, attempt_began, attempt_ended, descriptors
+from harness_tui.engine.capture import (
+    LogBuffer, attempt_began, attempt_ended, descriptors, drain,
+)
 stray = LogBuffer("", 0)
 attempt = LogBuffer("t", 1, spill=stray)
 go, written = threading.Event(), threading.Event()
@@ -74,6 +76,12 @@ with descriptors(linger=LINGER):
 go.set()
 written.wait()
 child.communicate(b"now\\n")
+# Wait for the routing, not on time: a lingering capture drains now; an ended one's reader
+# ends once the child, its last writer, has gone.
+drain()
+for thread in threading.enumerate():
+    if thread.name == "harness-descriptors" and not LINGER:
+        thread.join(30)
 print("ours", flush=True)
 print(sorted(stray.snapshot().text.splitlines()), flush=True)
 """
