@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import gc
 import importlib
 import os
 import sys
@@ -17,6 +16,7 @@ from .. import __version__
 from ..config import Config
 from ..engine.errors import HarnessError
 from ..engine.untrusted import quoted, shown
+from .collector import tune_collector
 from .common import (
     EXIT_INVALID,
     data_table,
@@ -229,11 +229,7 @@ def generate(count: int, shape: str, name: str | None) -> None:
 
 def main() -> None:
     """Console entry point."""
-    # Loading a workflow or an export allocates millions of objects and frees none until the
-    # command ends; with the default thresholds the cyclic collector walks them again and
-    # again (100k tasks: 4.3 s to load, 2.7 s with these). Only this process, which ends
-    # with the command, is tuned: a program that imports harness_tui keeps its own settings.
-    gc.set_threshold(50_000, 1_000, 1_000)
+    tune_collector()
     from .children import keep_children
 
     keep_children()
