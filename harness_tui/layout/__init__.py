@@ -12,9 +12,11 @@ in phases, each in its own module:
    compact boxes) and a longest name;
 5. drawing (:mod:`.drawing`): box-drawing characters, one row at a time or the whole picture.
 
-Phases 1-3 do not depend on the mode: :func:`route_dag` runs them once, :func:`place` lays the
-result out (cheaply) in a mode. The result is indexed by row, so a view draws only the rows on
-screen: a 2,000-task workflow lays out once and then scrolls at the cost of the visible region.
+Phases 1-3 do not depend on the mode: :func:`route_dag` runs them once (a gap's lanes are
+counted then, its hops routed when it is drawn), :func:`place` lays the result out (cheaply)
+in a mode. The result is indexed by row, so a view draws only the rows on screen; and
+:func:`place_lazily` places only the layers and gaps drawn, so a 100,000-task workflow in
+2,000 layers lays out the three or so on screen and scrolls at the cost of what comes into view.
 """
 
 from __future__ import annotations
@@ -26,12 +28,28 @@ from .geometry import (
     FULL_NAME_WIDTH,
     MIN_NAME_WIDTH,
     fit_name_width,
+    highlight,
     layout_height,
     layout_width,
     place,
+    place_lazily,
 )
 from .layering import crossings, layer, order
-from .model import ARROW, BOX, BUCKET, DOWN, LEFT, RIGHT, UP, DagLayout, Edge, Mode, NodeBox, Piece
+from .model import (
+    ARROW,
+    BOX,
+    BUCKET,
+    DOWN,
+    LEFT,
+    RIGHT,
+    UP,
+    Boxes,
+    DagLayout,
+    Edge,
+    Mode,
+    NodeBox,
+    Piece,
+)
 from .routing import Routing, route
 
 __all__ = [
@@ -44,6 +62,7 @@ __all__ = [
     "MIN_NAME_WIDTH",
     "RIGHT",
     "UP",
+    "Boxes",
     "DagLayout",
     "Edge",
     "Mode",
@@ -54,6 +73,7 @@ __all__ = [
     "crossings",
     "cut",
     "fit_name_width",
+    "highlight",
     "label",
     "layout_dag",
     "layout_height",
@@ -61,6 +81,7 @@ __all__ = [
     "line_chars",
     "line_masks",
     "place",
+    "place_lazily",
     "route_dag",
     "text_grid",
 ]

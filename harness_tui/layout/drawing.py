@@ -14,6 +14,7 @@ def line_masks(layout: DagLayout, row: int, x0: int, width: int) -> list[int]:
     """The connection mask of each cell of ``row`` from column ``x0`` (``width`` cells)."""
     masks = [0] * width
     end = x0 + width - 1
+    layout.ensure(x0, end)
     for start, stop in layout.horizontal.get(row, ()):
         for x in range(max(start, x0), min(stop, end) + 1):
             masks[x - x0] |= (LEFT if x > start else 0) | (RIGHT if x < stop else 0)
@@ -65,6 +66,7 @@ def text_grid(
     layout: DagLayout, decorate: Callable[[str], tuple[str, str]] = lambda task: (" ", "·")
 ) -> list[str]:
     """The whole drawing as lines of text; ``decorate(task)`` gives its lead cell and glyph."""
+    layout.ensure(0, layout.width)
     lines = []
     for row in range(layout.height):
         chars = line_chars(layout, row, 0, layout.width)

@@ -1,21 +1,26 @@
 """Phase 4: geometry. Boxes get their cells for a mode, lanes their columns, edges their runs.
 
 Cheap (linear in slots and hops), so a view can lay the same routing out again when the user
-switches modes or the pane is resized.
+switches modes or the pane is resized; :func:`place_lazily` places only what is drawn, so a
+view of a huge graph pays for the layers on screen (the columns and size are linear in layers).
 """
 
 from __future__ import annotations
 
-from .model import BUCKET, DagLayout, Mode, NodeBox
+from collections.abc import Callable
+
+from .model import BUCKET, DagLayout, Edge, Mode, NodeBox, Piece
 from .routing import Gap, Routing, half_row
 
 __all__ = [
     "FULL_NAME_WIDTH",
     "MIN_NAME_WIDTH",
     "fit_name_width",
+    "highlight",
     "layout_height",
     "layout_width",
     "place",
+    "place_lazily",
 ]
 
 FULL_NAME_WIDTH = 40
@@ -38,20 +43,15 @@ def box_height(mode: Mode) -> int:
 
 
 def _layer_widths(routing: Routing, mode: Mode, name_width: int) -> list[int]:
-    layered = routing.layered
     return [
-        max(
-            (box_width(mode, min(len(k), name_width)) for k in keys if not layered.is_dummy(k)),
-            default=1,
-        )
-        for keys in layered.slots
+        box_width(mode, min(longest, name_width)) if longest else 1 for longest in routing.longest
     ]
 
 
 def layout_width(routing: Routing, mode: Mode, name_width: int) -> int:
     """The width of the drawing, without drawing it."""
     widths = _layer_widths(routing, mode, name_width)
-    return sum(widths) + sum(gap.lanes + 2 for gap in routing.gaps)
+    return sum(widths) + sum(lanes + 2 for lanes in routing.lanes)
 
 
 def layout_height(routing: Routing, mode: Mode) -> int:
@@ -70,7 +70,7 @@ def fit_name_width(routing: Routing, mode: Mode, available: int) -> int:
     """The longest name width (at most :data:`FULL_NAME_WIDTH`) whose drawing fits
     ``available`` columns; if none of at least :data:`MIN_NAME_WIDTH` does, the view scrolls
     anyway and names get :data:`SCROLL_NAME_WIDTH`."""
-    longest = max((len(k) for k in routing.position), default=MIN_NAME_WIDTH)
+    longest = max(routing.longest, default=0) or MIN_NAME_WIDTH
     for name_width in range(min(longest, FULL_NAME_WIDTH), min(longest, MIN_NAME_WIDTH) - 1, -1):
         if layout_width(routing, mode, name_width) <= available:
             return name_width
@@ -79,68 +79,158 @@ def fit_name_width(routing: Routing, mode: Mode, available: int) -> int:
 
 def place(routing: Routing, mode: Mode, name_width: int = FULL_NAME_WIDTH) -> DagLayout:
     """Lay ``routing`` out in ``mode``, cutting names longer than ``name_width``."""
+    layout = place_lazily(routing, mode, name_width)
+    layout.ensure(0, layout.width)
+    return layout
+
+
+def place_lazily(routing: Routing, mode: Mode, name_width: int = FULL_NAME_WIDTH) -> DagLayout:
+    """Like :func:`place`, but the boxes and lines of a layer or gap are placed (and its
+    lanes routed) only when something drawn there is asked for: :meth:`DagLayout.ensure`, a
+    box looked up, :meth:`DagLayout.box_at`. The columns, size and layers are known at once
+    (linear in layers), so a view of a huge graph pays only for what it shows."""
     layout = DagLayout(mode=mode, name_width=name_width)
     layered = routing.layered
     widths = _layer_widths(routing, mode, name_width)
     x = 0
     for index, width in enumerate(widths):
         layout.columns.append((x, x + width))
-        x += width + (routing.gaps[index].lanes + 2 if index < len(routing.gaps) else 0)
+        x += width + (routing.lanes[index] + 2 if index < len(routing.lanes) else 0)
     layout.width = x
-    height = box_height(mode)
-    scale = 2 if mode is Mode.FULL else 1  # screen rows per half slot
-    rows = {
-        key: half_row(layered.layer_of[key], position) * scale + height // 2
-        for key, position in routing.position.items()
-    }
-    for index, keys in enumerate(layered.slots):
-        real = [k for k in keys if not layered.is_dummy(k)]
-        layout.layers.append(real)
-        for key in real:
-            y = rows[key] - height // 2
-            own = widths[index] if mode is Mode.FULL else box_width(mode, min(len(key), name_width))
-            box = NodeBox(
-                key, index, routing.position[key], layout.columns[index][0], y, own, height
-            )
-            layout.boxes[key] = box
-            for row in range(y, y + height):
-                layout.rows[row].append(box)
-        if keys:
-            layout.height = max(layout.height, rows[keys[-1]] - height // 2 + height)
-    for gap in routing.gaps:
-        _draw_gap(layout, gap, rows, scale, height // 2)
+    layout.height = layout_height(routing, mode)
+    layout.layers = [[k for k in keys if not layered.is_dummy(k)] for keys in layered.slots]
+    placer = _Placer(routing, layout, widths)
+    layout.fill = placer.fill
+    layout.boxes.place = placer.place_task
     return layout
 
 
-def _draw_gap(layout: DagLayout, gap: Gap, rows: dict[str, int], scale: int, port: int) -> None:
+class _Placer:
+    """Places a lazily placed layout's layers and gaps as they are asked for."""
+
+    def __init__(self, routing: Routing, layout: DagLayout, widths: list[int]) -> None:
+        self.routing = routing
+        self.layout = layout
+        self.widths = widths
+        self.height = box_height(layout.mode)
+        self.scale = 2 if layout.mode is Mode.FULL else 1  # screen rows per half slot
+        self.layers_done: set[int] = set()
+        self.gaps_done: set[int] = set()
+
+    def row(self, key: str) -> int:
+        """The row of a slot's ports."""
+        layered = self.routing.layered
+        row = half_row(layered.layer_of[key], self.routing.position[key])
+        return row * self.scale + self.height // 2
+
+    def fill(self, x0: int, x1: int) -> None:
+        layout = self.layout
+        for index in layout.layers_in(x0, x1):
+            self.place_layer(index)
+        for index in layout.gaps_in(x0, x1):
+            self.place_gap(index)
+        if len(self.layers_done) == len(layout.columns) and len(self.gaps_done) == len(
+            self.routing.lanes
+        ):
+            layout.fill = layout.boxes.place = None  # all placed
+
+    def place_task(self, task: str | None) -> None:
+        if task is None:
+            self.fill(0, self.layout.width)
+        elif task in self.routing.layered.layer_of:
+            self.place_layer(self.routing.layered.layer_of[task])
+
+    def place_layer(self, index: int) -> None:
+        if index in self.layers_done:
+            return
+        self.layers_done.add(index)
+        layout, height = self.layout, self.height
+        mode, name_width = layout.mode, layout.name_width
+        position = self.routing.position
+        for key in layout.layers[index]:
+            y = self.row(key) - height // 2
+            own = (
+                self.widths[index]
+                if mode is Mode.FULL
+                else box_width(mode, min(len(key), name_width))
+            )
+            box = NodeBox(key, index, position[key], layout.columns[index][0], y, own, height)
+            layout.boxes.placed[key] = box
+            for row in range(y, y + height):
+                layout.rows[row].append(box)
+
+    def place_gap(self, index: int) -> None:
+        if index in self.gaps_done:
+            return
+        self.gaps_done.add(index)
+        self.place_layer(index)
+        self.place_layer(index + 1)
+        _draw_gap(self.layout, self.routing.gap(index), self.row, self.scale, self.height // 2)
+
+
+def highlight(layout: DagLayout, keep: Callable[[Edge], bool]) -> DagLayout:
+    """The runs of the edges of ``layout`` that ``keep`` picks (a selected task's lineage),
+    indexed like ``layout``'s and gathered gap by gap as they are drawn (:meth:`ensure`)."""
+    lit = DagLayout(layout.mode, layout.name_width, width=layout.width, height=layout.height)
+    lit.columns = layout.columns
+    done: set[int] = set()
+
+    def fill(x0: int, x1: int) -> None:
+        layout.ensure(x0, x1)
+        for index in layout.gaps_in(x0, x1):
+            if index in done:
+                continue
+            done.add(index)
+            for edge, (kind, where, start, end) in layout.gap_pieces.get(index, ()):
+                if not keep(edge):
+                    continue
+                if kind == "h":
+                    lit.horizontal[where].append((start, end))
+                else:
+                    for bucket in range(start // BUCKET, end // BUCKET + 1):
+                        lit.vertical[bucket].append((where, start, end))
+
+    lit.fill = fill
+    return lit
+
+
+def _draw_gap(
+    layout: DagLayout, gap: Gap, row: Callable[[str], int], scale: int, port: int
+) -> None:
     """Runs, arrows and edge pieces for one gap."""
     start = layout.columns[gap.index][1]  # the lead-out column
     arrow = layout.columns[gap.index + 1][0] - 1
     lanes = [start + 1 + column for column in gap.columns]
     passing = layout.columns[gap.index][0] - 1  # where a long edge's line enters the layer
+    boxes = layout.boxes.placed
     begins: dict[str, int] = {}
     outs: dict[str, int] = {}
     ins: dict[str, int] = {}
+    rows: dict[str, int] = {}
+    drawn = layout.gap_pieces[gap.index]
     for hop in gap.hops:
         x = lanes[hop.net]
         outs[hop.source] = max(outs.get(hop.source, -1), x)
         ins[hop.target] = min(ins.get(hop.target, layout.width), x)
         if hop.source not in begins:
-            box = layout.boxes.get(hop.source)
+            box = boxes.get(hop.source)
             begins[hop.source] = box.right if box is not None else passing
+            rows[hop.source] = row(hop.source)
+        if hop.target not in rows:
+            rows[hop.target] = row(hop.target)
         ya, yb = rows[hop.source], rows[hop.target]
-        layout.pieces[hop.edge].extend(
-            (
-                ("h", ya, begins[hop.source], x),
-                ("v", x, min(ya, yb), max(ya, yb)),
-                ("h", yb, x, arrow),
-            )
+        pieces: tuple[Piece, ...] = (
+            ("h", ya, begins[hop.source], x),
+            ("v", x, min(ya, yb), max(ya, yb)),
+            ("h", yb, x, arrow),
         )
+        layout.pieces[hop.edge].extend(pieces)
+        drawn.extend((hop.edge, piece) for piece in pieces)
     for key, end in outs.items():
         layout.horizontal[rows[key]].append((begins[key], end))
     for key, first in ins.items():
         layout.horizontal[rows[key]].append((first, arrow))
-        if key in layout.boxes:
+        if key in boxes:
             layout.arrows[rows[key]].append(arrow)
     for net, (low, high) in enumerate(gap.spans):
         y0, y1 = low * scale + port, high * scale + port

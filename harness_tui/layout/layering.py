@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import pairwise
 
 from .model import Edge
 
@@ -16,25 +15,34 @@ SWEEPS = 4
 
 @dataclass(slots=True)
 class Layered:
-    """Slots per layer (real tasks and dummies) and every edge as a chain of slots.
+    """Slots per layer (real tasks and dummies) and every edge as hops between adjacent layers.
 
     Attributes:
         slots: per layer, slot keys top to bottom (a dummy key starts with ``"\\0"``).
         layer_of: slot key -> its layer.
-        chains: each edge with its slots, from the source's layer to the target's.
+        hops: per gap (layer ``i`` to ``i + 1``), its hops ``(slot, slot)``, in the order of
+            the edges (targets in plan order, each target's dependencies in their order).
         up: slot -> the slots it is fed from (previous layer).
         down: slot -> the slots it feeds (next layer).
     """
 
     slots: list[list[str]]
     layer_of: dict[str, int] = field(default_factory=dict)
-    chains: list[tuple[Edge, list[str]]] = field(default_factory=list)
+    hops: list[list[tuple[str, str]]] = field(default_factory=list)
     up: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     down: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
 
     def is_dummy(self, key: str) -> bool:
         """Whether ``key`` is a long edge passing a layer (not a task)."""
         return key.startswith("\0")
+
+    def edge_of(self, source: str, target: str) -> Edge:
+        """The edge a hop from slot ``source`` to slot ``target`` belongs to."""
+        if source.startswith("\0"):
+            source = source.split("\0")[1]
+        if target.startswith("\0"):
+            target = target.split("\0")[2]
+        return Edge(source, target)
 
 
 def layer(
@@ -44,22 +52,27 @@ def layer(
     skips one dummy slot, so that every drawn hop joins adjacent layers."""
     depth = max(levels[t] for t in order) + 1
     layered = Layered([[] for _ in range(depth)])
+    slots, layer_of, up, down = layered.slots, layered.layer_of, layered.up, layered.down
+    hops: list[list[tuple[str, str]]] = [[] for _ in range(depth - 1)]
+    layered.hops = hops
     for task in order:
-        layered.slots[levels[task]].append(task)
-        layered.layer_of[task] = levels[task]
+        slots[levels[task]].append(task)
+        layer_of[task] = levels[task]
     for task in order:
+        level = levels[task]
         for dep in depends_on.get(task, ()):
-            chain = [dep]
-            for index in range(levels[dep] + 1, levels[task]):
+            source = dep
+            for index in range(levels[dep] + 1, level):
                 dummy = f"\0{dep}\0{task}\0{index}"
-                layered.slots[index].append(dummy)
-                layered.layer_of[dummy] = index
-                chain.append(dummy)
-            chain.append(task)
-            for a, b in pairwise(chain):
-                layered.up[b].append(a)
-                layered.down[a].append(b)
-            layered.chains.append((Edge(dep, task), chain))
+                slots[index].append(dummy)
+                layer_of[dummy] = index
+                up[dummy].append(source)
+                down[source].append(dummy)
+                hops[index - 1].append((source, dummy))
+                source = dummy
+            up[task].append(source)
+            down[source].append(task)
+            hops[level - 1].append((source, task))
     return layered
 
 

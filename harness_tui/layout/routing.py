@@ -18,9 +18,8 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from itertools import pairwise
 
 from .layering import Layered
 from .model import Edge
@@ -58,11 +57,36 @@ class Gap:
 
 @dataclass(slots=True)
 class Routing:
-    """The mode-independent part of a layout: layers, order and lanes."""
+    """The mode-independent part of a layout: layers, order, and each gap's lanes.
+
+    Every gap's lane count is known (the drawing's columns depend on all of them); a gap's
+    hops, nets and lanes are routed when it is asked for (:meth:`gap`), so that a view routes
+    only the gaps it shows.
+
+    Attributes:
+        layered: the layers and hops.
+        position: each slot's position in its layer.
+        lanes: per gap, how many lanes it needs.
+        longest: per layer, its longest task name (0 for a layer of dummies only).
+    """
 
     layered: Layered
     position: dict[str, int]
-    gaps: list[Gap]
+    lanes: list[int]
+    longest: list[int]
+    _gaps: dict[int, Gap] = field(default_factory=dict)
+
+    def gap(self, index: int) -> Gap:
+        """The hops and lanes between layer ``index`` and the next (routed once)."""
+        gap = self._gaps.get(index)
+        if gap is None:
+            gap = self._gaps[index] = _route_gap(self.layered, self.position, index)
+        return gap
+
+    @property
+    def gaps(self) -> list[Gap]:
+        """Every gap, routed."""
+        return [self.gap(index) for index in range(len(self.lanes))]
 
 
 def half_row(layer: int, position: int) -> int:
@@ -71,54 +95,83 @@ def half_row(layer: int, position: int) -> int:
 
 
 def route(layered: Layered, position: Mapping[str, int]) -> Routing:
-    """Group each gap's hops into nets and give every net a lane."""
-    gaps = [Gap(index) for index in range(len(layered.slots) - 1)]
-    for edge, chain in layered.chains:
-        for a, b in pairwise(chain):
-            gaps[layered.layer_of[a]].hops.append(Hop(edge, a, b, -1))
+    """Count every gap's lanes (hops are grouped into nets and nets coloured, as
+    :meth:`Routing.gap` does when the gap is drawn)."""
+    position = dict(position)
+    lanes = []
+    for index, hops in enumerate(layered.hops):
+        _, spans = _group(hops, _rows(layered, position, index))
+        lanes.append(_colour(spans)[1])
+    longest = [
+        max((len(key) for key in keys if not layered.is_dummy(key)), default=0)
+        for keys in layered.slots
+    ]
+    return Routing(layered, position, lanes, longest)
 
-    def row(key: str) -> int:
-        return half_row(layered.layer_of[key], position[key])
 
-    for gap in gaps:
-        _group(gap, row)
-        _colour(gap)
-    return Routing(layered, dict(position), gaps)
+def _rows(layered: Layered, position: Mapping[str, int], index: int) -> dict[str, int]:
+    """The rows (half slots) of the slots on both sides of gap ``index``."""
+    rows = {}
+    for side in (index, index + 1):
+        odd = side % 2
+        for key in layered.slots[side]:
+            rows[key] = 2 * position[key] + odd
+    return rows
 
 
-def _group(gap: Gap, row: Callable[[str], int]) -> None:
-    """Give each hop of ``gap`` its net, and each net its span of rows."""
-    outs = Counter(hop.source for hop in gap.hops)
-    ins = Counter(hop.target for hop in gap.hops)
-    nets: dict[tuple[str, str, str], int] = {}
-    for i, hop in enumerate(gap.hops):
-        ya, yb = row(hop.source), row(hop.target)
-        if ins[hop.target] == 1:
-            key = ("fork", hop.source, "down" if yb > ya else "up")
-        elif outs[hop.source] == 1:
-            key = ("merge", hop.target, "below" if ya > yb else "above")
+def _route_gap(layered: Layered, position: Mapping[str, int], index: int) -> Gap:
+    hops = layered.hops[index]
+    nets, spans = _group(hops, _rows(layered, position, index))
+    columns, lanes = _colour(spans)
+    gap = Gap(index, columns=columns, spans=spans, lanes=lanes)
+    gap.hops = [
+        Hop(layered.edge_of(a, b), a, b, net) for (a, b), net in zip(hops, nets, strict=True)
+    ]
+    return gap
+
+
+def _group(
+    hops: list[tuple[str, str]], row: Mapping[str, int]
+) -> tuple[list[int], list[tuple[int, int]]]:
+    """Each hop's net, and each net's span of rows."""
+    outs = Counter(a for a, _ in hops)
+    ins = Counter(b for _, b in hops)
+    keys: dict[tuple[str, str, str], int] = {}
+    nets = []
+    spans: list[tuple[int, int]] = []
+    for a, b in hops:
+        ya, yb = row[a], row[b]
+        if ins[b] == 1:
+            key = ("fork", a, "down" if yb > ya else "up")
+        elif outs[a] == 1:
+            key = ("merge", b, "below" if ya > yb else "above")
         else:
-            key = ("own", hop.source, hop.target)
-        net = nets.setdefault(key, len(nets))
-        if net == len(gap.spans):
-            gap.spans.append((min(ya, yb), max(ya, yb)))
+            key = ("own", a, b)
+        net = keys.setdefault(key, len(keys))
+        low, high = (ya, yb) if ya < yb else (yb, ya)
+        if net == len(spans):
+            spans.append((low, high))
         else:
-            low, high = gap.spans[net]
-            gap.spans[net] = (min(low, ya, yb), max(high, ya, yb))
-        gap.hops[i] = Hop(hop.edge, hop.source, hop.target, net)
+            was_low, was_high = spans[net]
+            spans[net] = (min(was_low, low), max(was_high, high))
+        nets.append(net)
+    return nets, spans
 
 
-def _colour(gap: Gap) -> None:
+def _colour(spans: list[tuple[int, int]]) -> tuple[list[int], int]:
     """Interval colouring: nets in order of their top row take the leftmost free lane; a lane
-    is free once its last net ended at least one row above (so runs never touch)."""
-    gap.columns = [0] * len(gap.spans)
+    is free once its last net ended at least one row above (so runs never touch). Returns
+    each net's lane and the number of lanes."""
+    columns = [0] * len(spans)
+    lanes = 0
     busy: list[tuple[int, int]] = []  # (last row, lane)
     free: list[int] = []
-    for net in sorted(range(len(gap.spans)), key=lambda n: (*gap.spans[n], n)):
-        low, high = gap.spans[net]
+    for net in sorted(range(len(spans)), key=lambda n: (*spans[n], n)):
+        low, high = spans[net]
         while busy and busy[0][0] < low:
             heapq.heappush(free, heapq.heappop(busy)[1])
-        lane = heapq.heappop(free) if free else gap.lanes
-        gap.lanes = max(gap.lanes, lane + 1)
-        gap.columns[net] = lane
+        lane = heapq.heappop(free) if free else lanes
+        lanes = max(lanes, lane + 1)
+        columns[net] = lane
         heapq.heappush(busy, (high, lane))
+    return columns, lanes

@@ -22,7 +22,9 @@ from harness_tui.layout import (
     label,
     layout_height,
     layout_width,
+    line_chars,
     place,
+    place_lazily,
     route_dag,
     text_grid,
 )
@@ -123,6 +125,57 @@ def dags(draw: st.DrawFn) -> dict[str, list[str]]:
 def test_random_dags_read_back_exactly(spec: dict[str, list[str]], mode: Mode, names: int) -> None:
     layout = lay(spec, mode, names)
     assert read_edges(layout) == edges_of(spec)
+
+
+def window(layout: DagLayout, row: int, x0: int, width: int) -> str:
+    """Columns ``x0..x0 + width - 1`` of one row, boxes drawn (as a view draws them)."""
+    chars = line_chars(layout, row, x0, width)
+    for box in layout.rows.get(row, ()):
+        text = box_text(box, row - box.y, label(box.task, " ", "·", layout.name_width, layout.mode),
+                        layout.mode)  # fmt: skip
+        for i, char in enumerate(text):
+            if 0 <= box.x + i - x0 < width:
+                chars[box.x + i - x0] = char
+    return "".join(chars)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    dags(),
+    st.sampled_from(list(Mode)),
+    st.integers(4, 12),
+    st.lists(st.tuples(st.integers(-3, 120), st.integers(1, 30)), min_size=1, max_size=6),
+)
+def test_a_lazy_layout_draws_the_eager_picture_whatever_it_is_asked_for_first(
+    spec: dict[str, list[str]], mode: Mode, names: int, windows: list[tuple[int, int]]
+) -> None:
+    order_, levels = levels_of(spec)
+    eager = place(route_dag(order_, levels, spec), mode, names)
+    lazy = place_lazily(route_dag(order_, levels, spec), mode, names)
+    assert (lazy.width, lazy.height, lazy.columns) == (eager.width, eager.height, eager.columns)
+    for x0, width in windows:  # scrolled to, in any order: only what is drawn is placed
+        for row in range(eager.height):
+            assert window(lazy, row, x0, width) == window(eager, row, x0, width)
+    assert lazy.boxes["n0"] == eager.boxes["n0"]
+    assert text_grid(lazy) == text_grid(eager)
+    assert dict(lazy.boxes) == dict(eager.boxes)
+    assert {e: sorted(p) for e, p in lazy.pieces.items()} == {
+        e: sorted(p) for e, p in eager.pieces.items()
+    }
+
+
+def test_a_lazy_layout_places_only_the_layers_it_draws() -> None:
+    spec = layered_2000()
+    layout = place_lazily(route_dag(*levels_of(spec), spec), Mode.COMPACT, 10)
+    assert len(layout.columns) == 40 and not layout.boxes.placed
+    window(layout, 0, 0, 80)
+    shown = {box.layer for box in layout.boxes.placed.values()}
+    assert shown and max(shown) < 8  # of 40
+    far = layout.columns[-1][0]
+    rows = [window(layout, row, far, 20) for row in range(layout.height)]
+    last = layout.layers[-1][-1]
+    assert any(last in row for row in rows)  # the far end is drawn when scrolled to
+    assert len({box.layer for box in layout.boxes.placed.values()}) < 12
 
 
 def layered_2000() -> dict[str, tuple[str, ...]]:

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from textual.geometry import Region
 
-from harness_tui.layout import Mode
+from harness_tui.layout import Mode, place_lazily
+from harness_tui.tui.widgets import dag_view
 from harness_tui.tui.widgets.dag_view import DagView
 from harness_tui.workflow.generate import generate_workflow
 
@@ -123,3 +124,61 @@ async def test_every_shipped_demo_fits_an_80_column_workbench(path: Path) -> Non
         dag = pilot.app.screen.query_one(DagView)
         assert dag.mode is Mode.COMPACT
         assert dag.layout_.width <= dag.scrollable_content_region.width
+
+
+async def test_a_large_graph_is_placed_as_it_scrolls_and_far_layers_are_drawn(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "big.yaml"
+    path.write_text(generate_workflow(3000, "layered"), encoding="utf-8")
+    async with make_app(path).run_test(size=(100, 30)) as pilot:
+        screen = workbench(pilot.app)
+        dag = screen.query_one(DagView)
+        layout = dag.layout_
+        assert len(layout.columns) == 60
+        placed = {box.layer for box in layout.boxes.placed.values()}
+        assert max(placed) < 10  # the first screen placed what it shows, not 60 layers
+        last = screen.session.run.plan[-1].task  # type: ignore[union-attr]
+        screen._select(last)
+        await pilot.pause()
+        box = layout.boxes[last]
+        assert box.layer == 59 and on_screen(dag, last)
+        assert last in row_text(dag, box.mid_y)
+
+
+async def test_the_lit_lineage_follows_the_lines_after_the_layout_changes() -> None:
+    async with make_app(DEMO).run_test(size=(120, 40)) as pilot:
+        screen = workbench(pilot.app)
+        screen._select("check_quota")
+        await pilot.pause()
+        dag = screen.query_one(DagView)
+        for size in ((80, 24), (120, 40)):  # compact, then full boxes again
+            await pilot.resize_terminal(*size)
+            await pilot.pause()
+            lit = dag.rich_style + dag.get_component_rich_style("dag-view--edge-lit")
+            drawing = range(dag.scrollable_content_region.height - dag.legend_rows)
+            lines = [dag.render_line(y) for y in drawing]
+            lit_text = "".join(seg.text for line in lines for seg in line if seg.style == lit)
+            assert lit_text.strip() and " " not in lit_text  # lit cells are line cells
+
+
+async def test_the_drawing_is_placed_once_per_size(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    placed: list[Any] = []
+
+    def counting(*args: Any) -> Any:
+        placed.append(args[1:])
+        return place_lazily(*args)
+
+    monkeypatch.setattr(dag_view, "place_lazily", counting)
+    async with make_app(DEMO).run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        # Never before the pane has a size, never twice for one (a scroll bar that comes or
+        # goes changes the width, and the names' width with it).
+        assert placed and all(mode is Mode.COMPACT for mode, _ in placed)
+        assert len(set(placed)) == len(placed)
+        opened = len(placed)
+        await pilot.resize_terminal(80, 24)  # the same size again: nothing to place
+        await pilot.pause()
+        assert len(placed) == opened

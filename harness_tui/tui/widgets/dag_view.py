@@ -23,7 +23,6 @@ from ...engine.diff import DiffKind
 from ...engine.events import Status
 from ...layout import (
     ARROW,
-    BUCKET,
     FULL_NAME_WIDTH,
     DagLayout,
     Mode,
@@ -31,12 +30,13 @@ from ...layout import (
     Routing,
     box_text,
     fit_name_width,
+    highlight,
     label,
     layout_height,
     layout_width,
     line_chars,
     line_masks,
-    place,
+    place_lazily,
 )
 from ..glyphs import BREAKPOINT, NEXT, RETRYING
 from ..looks import KIND_LOOKS, STATUS_LOOKS, component_classes, component_tcss, status_name
@@ -136,22 +136,26 @@ class DagView(ScrollView, can_focus=True):
         routing = self.routing
         self._legend = self._legend_items()
         available = self.scrollable_content_region.width or self.size.width
-        if routing is None or not routing.position:
-            layout = DagLayout()
+        if routing is None or not routing.position or available <= 0:
+            layout = DagLayout()  # nothing to draw, or no size yet (the first resize places)
         else:
             rows = self.scrollable_content_region.height - self.legend_rows
-            fits = available <= 0 or (
+            fits = (
                 layout_width(routing, Mode.FULL, FULL_NAME_WIDTH) <= available
                 and layout_height(routing, Mode.FULL) <= rows
             )
             mode = self.chosen_mode or (Mode.FULL if fits else Mode.COMPACT)
             names = FULL_NAME_WIDTH
-            if mode is Mode.COMPACT and available > 0:
+            if mode is Mode.COMPACT:
                 names = fit_name_width(routing, mode, available)
-            if self.layout_.boxes and (mode, names) == (self.layout_.mode, self.layout_.name_width):
-                return
-            layout = place(routing, mode, names)
+            placed = self.layout_
+            if placed.layers and (mode, names) == (placed.mode, placed.name_width):
+                return  # the same geometry: placed once per size
+            # Only the layers and gaps on screen are placed (a 100,000-task graph has
+            # some 2,000 layers, three of them in view); the rest as they scroll in.
+            layout = place_lazily(routing, mode, names)
         self.layout_ = layout
+        self._light()
         self._size_to_fit()
 
     def _size_to_fit(self) -> None:
@@ -164,24 +168,27 @@ class DagView(ScrollView, can_focus=True):
         self.reveal(self.selected)
 
     def watch_selected(self, task: str | None) -> None:
+        self._light()
+        if task in self._lineage:
+            self.reveal(task)
+        self.refresh()
+
+    def _light(self) -> None:
+        """Light up the selected task's lineage: its boxes, and the edges among them."""
+        task = self.selected
         self._lineage = set()
         self._lit = DagLayout()
         if task is not None and task in self.layout_.boxes:
             upstream = self._walk(task, self._depends_on) | {task}
             downstream = self._walk(task, self._dependents) | {task}
             self._lineage = upstream | downstream
-            for edge, pieces in self.layout_.pieces.items():
-                if (edge.source in upstream and edge.target in upstream) or (
-                    edge.source in downstream and edge.target in downstream
-                ):
-                    for kind, where, start, end in pieces:
-                        if kind == "h":
-                            self._lit.horizontal[where].append((start, end))
-                        else:
-                            for bucket in range(start // BUCKET, end // BUCKET + 1):
-                                self._lit.vertical[bucket].append((where, start, end))
-            self.reveal(task)
-        self.refresh()
+            self._lit = highlight(
+                self.layout_,
+                lambda edge: (
+                    (edge.source in upstream and edge.target in upstream)
+                    or (edge.source in downstream and edge.target in downstream)
+                ),
+            )
 
     def reveal(self, task: str | None) -> None:
         """Scroll so that ``task`` is on screen (without selecting it)."""
@@ -213,7 +220,7 @@ class DagView(ScrollView, can_focus=True):
 
     def action_move(self, dx: int, dy: int) -> None:
         boxes = self.layout_.boxes
-        if not boxes:
+        if not self.layout_.layers:
             return
         current = boxes.get(self.selected or "")
         if current is None:
