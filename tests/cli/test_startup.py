@@ -77,3 +77,20 @@ def test_every_command_is_listed_where_it_is_loaded_from() -> None:
         assert module == LAZY_COMMANDS.get(name, "app"), name
     # Every command module is loaded now: none registered a command the table lacks.
     assert set(cli.commands) == set(cli.list_commands(ctx))
+
+
+def test_a_run_that_writes_an_export_loads_no_schema_of_reading_one(tmp_path: Path) -> None:
+    # The export's pydantic models judge an export being read; writing one needs none of
+    # them, nor pydantic, nor what finds installed packages' versions until it writes.
+    code = (
+        "import sys, contextlib\nfrom harness_tui.cli import cli\n"
+        "with contextlib.suppress(SystemExit):\n"
+        f"    cli(['run', 'workflows/user_profile.yaml', '--store', {str(tmp_path / 'r.db')!r},"
+        " '-q'], standalone_mode=False)\n"
+        "print([m for m in ('pydantic', 'harness_tui.records.export.model',"
+        " 'harness_tui.records.export.reading', 'importlib.metadata') if m in sys.modules])\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert ast.literal_eval(result.stdout.strip().splitlines()[-1]) == []

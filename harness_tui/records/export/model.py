@@ -10,18 +10,10 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...engine.events import RunStatus, Status
+from .version import FORMAT, FORMAT_VERSION, FORMAT_VERSION_IO
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "FORMAT_VERSION_IO", "RunExport"]
 
-FORMAT = "harness-run"
-FORMAT_VERSION = "1.1"
-"""1.1 adds ``attempts``, ``forked_from``, ``redaction``, ``spec`` and ``unattributed_log``
-beside the trace; a 1.1 reader reads 1.0 files (those fields are then absent). An export
-without recorded calls is written as 1.1."""
-FORMAT_VERSION_IO = "1.2"
-"""1.2 adds ``attempts[].io`` and ``unattributed_io``: what the outside world answered each
-attempt (docs/recording.md). Written only by a run that recorded calls; readers of 1.2 read 1.0
-and 1.1 (no recordings)."""
 Digest = str
 
 

@@ -35,8 +35,6 @@ from ...workflow.limits import current
 from ...workflow.loader import Workflow, parse_workflow
 from ...workflow.python_source import workflow_from_spec
 from ..errors import RecordError
-from .io_redaction import redact_recordings
-from .reading import parse_document, read_text
 from .redaction import REPLACEMENT, UNCHECKED, redact_document
 from .writing import checksum, export_text, run_document
 
@@ -86,6 +84,8 @@ class RunRecord:
             environment=environment,
         )
         if keys:
+            from .io_redaction import redact_recordings  # gzip and zlib: only when redacting
+
             params = [node.params for node in workflow.graph.nodes.values()]
             known = [run.payload, workflow.payload, *params, run.results]
             document = redact_document(document, keys, [workflow.payload, *params])
@@ -170,6 +170,8 @@ class RunRecord:
         Raises:
             RecordError: one line saying what is wrong with the file.
         """
+        from .reading import read_text
+
         name = str(path)
         text = read_text(path)
         return cls.parse(text, name)
@@ -177,6 +179,10 @@ class RunRecord:
     @classmethod
     def parse(cls, text: str, name: str = "<record>") -> RunRecord:
         """Verify export text (see :meth:`read`)."""
+        # The schema's pydantic models: imported when an export is read, never by a run
+        # that only writes one (it starts in half the time).
+        from .reading import parse_document
+
         document = parse_document(text, name)
         record = cls(document, name)
         record._check_consistency()

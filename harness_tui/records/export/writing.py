@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import platform
 from collections.abc import Mapping
-from importlib import metadata
 from typing import Any
 
 from ...engine.canonical import digest
@@ -16,7 +15,7 @@ from ...engine.orchestrator import Run
 from ...version import __version__
 from ...workflow.loader import Workflow
 from ...workflow.python_source import python_spec
-from .model import FORMAT, FORMAT_VERSION, FORMAT_VERSION_IO
+from .version import FORMAT, FORMAT_VERSION, FORMAT_VERSION_IO
 
 __all__ = ["checksum", "export_name", "export_text", "run_document"]
 
@@ -29,6 +28,8 @@ def export_name(workflow_name: str, run_digest: str) -> str:
 
 
 def _environment() -> dict[str, Any]:
+    from importlib import metadata  # 20 ms to import: only when an export is written
+
     packages: dict[str, str | None] = {}
     for name in _PACKAGES:
         try:
