@@ -11,6 +11,7 @@ import re
 import stat
 import tempfile
 import time
+from collections.abc import Callable, Iterable
 from enum import StrEnum
 from pathlib import Path
 from typing import IO
@@ -23,6 +24,7 @@ __all__ = [
     "FileKind",
     "NotRegularFileError",
     "atomic_write",
+    "atomic_write_chunks",
     "check_target",
     "file_kind",
     "open_regular",
@@ -123,20 +125,70 @@ def atomic_write(path: str | Path, text: str, max_bytes: int | None = None) -> N
     """
     data = text.encode("utf-8")
     if max_bytes is not None and len(data) > max_bytes:
-        raise FileError(
-            f"{path}: the file would be {len(data):,} bytes, over the {max_bytes:,}-byte limit of "
-            "the reader: not written"
-        )
+        raise _too_big(path, len(data), max_bytes)
     target = Path(path)
     if _is_device(target):  # /dev/null, /dev/stdout, a pipe: written into, never replaced
         _write_into(target, data)
         return
+    _replace_with(target, lambda handle: handle.write(data))
+
+
+def atomic_write_chunks(
+    path: str | Path, chunks: Iterable[str], max_bytes: int | None = None
+) -> None:
+    """:func:`atomic_write` of the text made of ``chunks``, never whole in memory (a device
+    or a pipe, which cannot be taken back once written, gets the whole text).
+
+    Raises:
+        FileError: the text is over ``max_bytes``; nothing is written, the text is read to
+            its end to say how long it is.
+        OSError: the file cannot be written.
+    """
+    target = Path(path)
+    if _is_device(target):
+        atomic_write(target, "".join(chunks), max_bytes)
+        return
+    size = 0
+
+    def write(handle: IO[bytes]) -> None:
+        nonlocal size
+        batch: list[str] = []
+        for chunk in chunks:
+            batch.append(chunk)
+            if len(batch) == 4096:
+                size += _write_batch(handle, batch, size, max_bytes)
+        size += _write_batch(handle, batch, size, max_bytes)
+        if max_bytes is not None and size > max_bytes:
+            raise _too_big(path, size, max_bytes)
+
+    _replace_with(target, write)
+
+
+def _write_batch(handle: IO[bytes], batch: list[str], size: int, max_bytes: int | None) -> int:
+    """Write (or, once over ``max_bytes``, only count) a batch of chunks; its size."""
+    data = "".join(batch).encode("utf-8")
+    batch.clear()
+    if max_bytes is None or size + len(data) <= max_bytes:
+        handle.write(data)
+    return len(data)
+
+
+def _too_big(path: str | Path, size: int, max_bytes: int) -> FileError:
+    return FileError(
+        f"{path}: the file would be {size:,} bytes, over the {max_bytes:,}-byte limit of "
+        "the reader: not written"
+    )
+
+
+def _replace_with(target: Path, write: Callable[[IO[bytes]], object]) -> None:
+    """Write a temporary file beside ``target`` with ``write``, then rename it over
+    ``target`` (durably); the temporary file is removed if anything fails."""
     directory = target.resolve().parent
     fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
     try:
         os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            write(handle)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temp, target)

@@ -115,15 +115,20 @@ def _write_export(record: RunRecord, target: str, fmt: str) -> None:
     from ..workflow.limits import current
 
     limit = current().export_bytes
-    if fmt == "harness-run":
-        record, text = record.within(limit)  # logs give way before the export is refused
-    else:
-        text = json.dumps(chrome_trace(record)) + "\n"
-    if target == "-":
-        echo_json_text(text, nl=False)
-        return
     try:
-        atomic_write(target, text, limit if fmt == "harness-run" else None)
+        if fmt == "harness-run" and target != "-":
+            # Written as it is made, never one string of the whole run; logs give way
+            # before the export is refused.
+            record = record.write_within(target, limit)
+        else:
+            if fmt == "harness-run":
+                record, text = record.within(limit)
+            else:
+                text = json.dumps(chrome_trace(record)) + "\n"
+            if target == "-":
+                echo_json_text(text, nl=False)
+                return
+            atomic_write(target, text)
     except OSError as exc:
         die(f"cannot write {target}: {exc.strerror}")
     echo(f"exported: {target}", err=True)

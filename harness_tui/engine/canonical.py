@@ -12,17 +12,20 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from .errors import HarnessError
 
 __all__ = [
     "CanonicalError",
+    "canonical_chunks",
     "canonical_json",
     "check_json",
     "combine_digests",
     "compute_task_id",
     "digest",
+    "digest_chunks",
     "digest_text",
     "event_text",
     "loads",
@@ -233,6 +236,47 @@ def digest_text(text: str) -> str:
 def digest(value: Any) -> str:
     """sha256 hex digest of the canonical JSON of ``value``."""
     return digest_text(check_json(value))
+
+
+def canonical_chunks(value: Any, path: str = "$", depth: int = 2) -> Iterator[str]:
+    """The canonical JSON of ``value`` in pieces: their concatenation is exactly
+    :func:`check_json` of it, and it is refused the same way (the same error, naming the same
+    path). Objects and arrays down to ``depth`` levels are written member by member, anything
+    deeper in one piece, so that a large document (an export's trace of 200,000 events) is
+    never one string in memory.
+    """
+    kind = type(value)
+    if depth <= 0 or (kind is not dict and kind is not list):
+        yield check_json(value, path)
+    elif kind is list:
+        yield "["
+        for index, item in enumerate(value):
+            if index:
+                yield ","
+            yield from canonical_chunks(item, f"{path}[{index}]", depth - 1)
+        yield "]"
+    else:
+        if not all(type(key) is str and (key.isascii() or _is_unicode(key)) for key in value):
+            check_json(value, path)  # raises, naming the key
+        yield "{"
+        for index, key in enumerate(sorted(value)):
+            member = _quote(key)
+            yield f"{member}:" if index == 0 else f",{member}:"
+            yield from canonical_chunks(value[key], _child(path, key), depth - 1)
+        yield "}"
+
+
+def digest_chunks(chunks: Iterable[str]) -> str:
+    """sha256 hex digest of the UTF-8 text made of ``chunks`` (see :func:`canonical_chunks`)."""
+    hasher = hashlib.sha256()
+    batch: list[str] = []
+    for chunk in chunks:
+        batch.append(chunk)
+        if len(batch) == 4096:
+            hasher.update("".join(batch).encode())
+            batch.clear()
+    hasher.update("".join(batch).encode())
+    return hasher.hexdigest()
 
 
 def loads(text: str) -> Any:

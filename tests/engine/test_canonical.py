@@ -222,3 +222,44 @@ def test_a_lone_surrogate_anywhere_in_text_is_refused(head: str, tail: str, lone
         check_json({"items": [head + lone + tail]})
     with pytest.raises(CanonicalError, match="lone surrogate"):
         check_json(head + lone + tail)
+
+
+from harness_tui.engine.canonical import canonical_chunks, digest_chunks  # noqa: E402
+
+NOT_JSON = [
+    (1, 2),
+    {"a": {1, 2}},
+    {"a": [1, b"x"]},
+    {1: "one"},
+    {"a": math.nan},
+    [math.inf],
+    {"my key": object()},
+    {"name": ["ok", "caf\udc80"]},
+    {"é": {"k\ud83d": 1}},
+    [{"x": "\U0001f600"}, "\ud83d"],
+    {"b": [1, {"c": [2, {"d": (3,)}]}], "a": [1]},
+]
+
+
+@settings(max_examples=300)
+@given(JSON_VALUES, st.integers(0, 4))
+def test_canonical_chunks_join_to_the_canonical_text(value: object, depth: int) -> None:
+    chunks = list(canonical_chunks(value, depth=depth))
+    assert "".join(chunks) == check_json(value) == plain(value)
+    assert digest_chunks(iter(chunks)) == digest(value)
+
+
+@pytest.mark.parametrize("value", NOT_JSON)
+@pytest.mark.parametrize("depth", [1, 2, 5])
+def test_canonical_chunks_refuse_what_check_json_refuses_naming_the_same_path(
+    value: object, depth: int
+) -> None:
+    with pytest.raises(CanonicalError) as whole:
+        check_json(value)
+    with pytest.raises(CanonicalError) as chunked:
+        "".join(canonical_chunks(value, depth=depth))
+    assert str(chunked.value) == str(whole.value)
+    assert (chunked.value.path, chunked.value.type_name) == (
+        whole.value.path,
+        whole.value.type_name,
+    )

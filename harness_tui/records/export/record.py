@@ -4,7 +4,7 @@
 (:mod:`.reading` checks it up to its checksum), then checked for internal consistency (the plan
 re-derived from the embedded workflow and payload, trace task ids, digests, output digests,
 claims outside the digests). Each failure is a :class:`RecordError` with one line saying what
-is wrong. Writing is atomic (:func:`harness_tui.files.atomic_write`).
+is wrong. Writing is atomic (:func:`harness_tui.files.atomic_write_chunks`).
 """
 
 from __future__ import annotations
@@ -29,14 +29,14 @@ from ...engine.orchestrator import Run
 from ...engine.recorded_calls import Exchange
 from ...engine.scheduler import DeterministicScheduler, Plan, SchedulerError, check_order
 from ...engine.state import RunState
-from ...files import atomic_write
+from ...files import FileError, atomic_write_chunks
 from ...workflow.errors import WorkflowError
 from ...workflow.limits import current
 from ...workflow.loader import Workflow, parse_workflow
 from ...workflow.python_source import workflow_from_spec
 from ..errors import RecordError
 from .redaction import REPLACEMENT, UNCHECKED, redact_document
-from .writing import checksum, export_text, run_document
+from .writing import checksum, export_chunks, export_text, run_document
 
 __all__ = ["RunRecord"]
 
@@ -122,9 +122,31 @@ class RunRecord:
                 limit.
             FileError: over that limit all the same, which the reader would refuse.
         """
-        limit = current().export_bytes
-        atomic_write(path, self.within(limit)[1], limit)
+        self.write_within(path, current().export_bytes)
         return Path(path)
+
+    def write_within(self, path: str | Path, limit: int) -> RunRecord:
+        """Write the export (or, over ``limit``, the one :meth:`within` gives) atomically,
+        as its text is made: a large run is never one string in memory. Returns the export
+        written.
+
+        Raises:
+            RecordError, FileError: as :meth:`write`.
+        """
+        try:
+            atomic_write_chunks(path, export_chunks(self.document), limit)
+            return self
+        except FileError:
+            if not self.logs:
+                self._refuse_recordings_over(limit)
+                raise
+        smaller = self._without_logs(limit)
+        try:
+            atomic_write_chunks(path, export_chunks(smaller.document), limit)
+        except FileError:
+            smaller._refuse_recordings_over(limit)
+            raise
+        return smaller
 
     def within(self, limit: int) -> tuple[RunRecord, str]:
         """This export and its text, or, when it is over ``limit`` bytes with task logs in
@@ -136,6 +158,14 @@ class RunRecord:
         if not self.logs:
             self._refuse_recordings_over(limit)
             return self, text
+        smaller = self._without_logs(limit)
+        text = smaller.to_text()
+        if len(text.encode("utf-8")) > limit:
+            smaller._refuse_recordings_over(limit)
+        return smaller, text
+
+    def _without_logs(self, limit: int) -> RunRecord:
+        """This export without its task logs, saying they took it over ``limit`` bytes."""
         document = dict(self.document)
         document["attempts"] = [{**a, "log": None} for a in document.get("attempts") or []]
         document["unattributed_log"] = None
@@ -144,11 +174,7 @@ class RunRecord:
         )
         document.pop("checksum", None)
         document["checksum"] = checksum(document)
-        smaller = RunRecord(document, self.source_name)
-        text = smaller.to_text()
-        if len(text.encode("utf-8")) > limit:
-            smaller._refuse_recordings_over(limit)
-        return smaller, text
+        return RunRecord(document, self.source_name)
 
     def _refuse_recordings_over(self, limit: int) -> None:
         """An export over ``limit`` without logs to give up: with recorded calls it is refused

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import platform
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ...engine.canonical import digest
+from ...engine.canonical import canonical_chunks, digest_chunks
 from ...engine.capture import UNATTRIBUTED, AttemptLog
 from ...engine.events import Status, TraceEvent
 from ...engine.graph import TaskGraph
@@ -17,7 +17,7 @@ from ...workflow.loader import Workflow
 from ...workflow.python_source import python_spec
 from .version import FORMAT, FORMAT_VERSION, FORMAT_VERSION_IO
 
-__all__ = ["checksum", "export_name", "export_text", "run_document"]
+__all__ = ["checksum", "export_chunks", "export_name", "export_text", "run_document"]
 
 _PACKAGES = ("textual", "rich", "pyyaml", "click", "pydantic", "jmespath")
 
@@ -120,7 +120,10 @@ def _additions_1_2(run: Run) -> dict[str, Any]:
 
 
 def checksum(document: Mapping[str, Any]) -> str:
-    return digest({k: v for k, v in document.items() if k != "checksum"})
+    """sha256 of the canonical JSON of every field but ``checksum``, taken piece by piece (an
+    export of 100,000 tasks is never one canonical string in memory)."""
+    rest = {k: v for k, v in document.items() if k != "checksum"}
+    return digest_chunks(canonical_chunks(rest, depth=2))
 
 
 _FIRST_KEYS = ("format", "format_version")
@@ -130,18 +133,35 @@ def export_text(document: Mapping[str, Any]) -> str:
     """The export text: ``format`` and ``format_version`` first, so that a sniffer reading
     the head of a large file finds them; every other key sorted (the checksum is over
     canonical JSON, so the order of keys in the file does not change it)."""
+    return "".join(export_chunks(document))
+
+
+def export_chunks(document: Mapping[str, Any]) -> Iterator[str]:
+    """:func:`export_text` in pieces, to be written as they come: ``json.dumps`` with a
+    two-space indent and sorted keys, UTF-8 kept, a final newline, and ``format`` and
+    ``format_version`` moved to the head."""
     rest = {k: v for k, v in document.items() if k not in _FIRST_KEYS}
-    body = json.dumps(rest, indent=2, sort_keys=True, ensure_ascii=False)
+    body = json.JSONEncoder(indent=2, sort_keys=True, ensure_ascii=False).iterencode(rest)
     first = [
         f"  {json.dumps(k)}: {json.dumps(document[k], ensure_ascii=False)}"
         for k in _FIRST_KEYS
         if k in document
     ]
     if not first:
-        return body + "\n"
+        yield from body
+        yield "\n"
+        return
     if not rest:
-        return "{\n" + ",\n".join(first) + "\n}\n"
-    return "{\n" + ",\n".join(first) + ",\n" + body[2:] + "\n"
+        yield "{\n" + ",\n".join(first) + "\n}\n"
+        return
+    yield "{\n" + ",\n".join(first) + ",\n"
+    skip = 2  # the body's own "{\n"
+    for chunk in body:
+        if skip:
+            dropped = min(skip, len(chunk))
+            chunk, skip = chunk[dropped:], skip - dropped
+        yield chunk
+    yield "\n"
 
 
 def run_document(

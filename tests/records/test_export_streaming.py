@@ -1,0 +1,89 @@
+"""Exports are written as they are made (issue 41): the streamed text and checksum are byte for
+byte what the whole-string encoders gave, on varied documents and on real runs."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harness_tui.engine.canonical import digest
+from harness_tui.engine.clock import FakeClock
+from harness_tui.engine.orchestrator import TaskOrchestrator
+from harness_tui.files import FileError, atomic_write_chunks
+from harness_tui.records.export import RunRecord
+from harness_tui.records.export.writing import checksum, export_chunks, export_text
+from harness_tui.workflow.loader import load_workflow
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def whole_text(document: Mapping[str, Any]) -> str:
+    """The export text as it was made before it was streamed: one ``json.dumps``."""
+    first_keys = ("format", "format_version")
+    rest = {k: v for k, v in document.items() if k not in first_keys}
+    body = json.dumps(rest, indent=2, sort_keys=True, ensure_ascii=False)
+    first = [
+        f"  {json.dumps(k)}: {json.dumps(document[k], ensure_ascii=False)}"
+        for k in first_keys
+        if k in document
+    ]
+    if not first:
+        return body + "\n"
+    if not rest:
+        return "{\n" + ",\n".join(first) + "\n}\n"
+    return "{\n" + ",\n".join(first) + ",\n" + body[2:] + "\n"
+
+
+VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4)
+    ),
+    max_leaves=25,
+)
+KEYS = st.sampled_from(["format", "format_version", "trace", "plan", "é", "", "checksum", "a"])
+
+
+@settings(max_examples=300)
+@given(st.dictionaries(KEYS | st.text(max_size=4), VALUES, max_size=8))
+def test_the_streamed_text_and_checksum_are_the_whole_ones(document: dict[str, Any]) -> None:
+    assert "".join(export_chunks(document)) == export_text(document) == whole_text(document)
+    assert checksum(document) == digest({k: v for k, v in document.items() if k != "checksum"})
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "workflows").glob("*.yaml")), ids=lambda p: p.stem)
+def test_a_run_export_is_written_byte_for_byte_as_before(path: Path, tmp_path: Path) -> None:
+    workflow = load_workflow(path)
+    run = TaskOrchestrator(
+        workflow.graph, clock=FakeClock(tick=0.01), on_failure=workflow.on_failure
+    )
+    record = RunRecord.from_run(run.start(workflow.payload).run_to_end(), workflow)
+    written = record.write(tmp_path / "run.json")
+    assert written.read_bytes() == whole_text(record.document).encode("utf-8")
+    rest = {k: v for k, v in record.document.items() if k != "checksum"}
+    assert record.document["checksum"] == digest(rest)
+    assert RunRecord.read(written).document == record.document
+
+
+def test_a_streamed_file_over_the_limit_is_not_written_and_its_size_is_said(
+    tmp_path: Path,
+) -> None:
+    target = tmp_path / "out.json"
+    target.write_text("old", encoding="utf-8")
+    chunks = ["é" * 3000 for _ in range(10)]  # 60,000 bytes in UTF-8
+    with pytest.raises(FileError, match="would be 60,000 bytes, over the 10,000-byte limit"):
+        atomic_write_chunks(target, iter(chunks), 10_000)
+    assert target.read_text(encoding="utf-8") == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.json"]  # no temporary file left
+    atomic_write_chunks(target, iter(chunks), 60_000)
+    assert target.read_text(encoding="utf-8") == "".join(chunks)
