@@ -16,6 +16,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import IO
 
+from .engine.canonical import text_batches
 from .engine.errors import HarnessError
 
 __all__ = [
@@ -152,25 +153,15 @@ def atomic_write_chunks(
 
     def write(handle: IO[bytes]) -> None:
         nonlocal size
-        batch: list[str] = []
-        for chunk in chunks:
-            batch.append(chunk)
-            if len(batch) == 4096:
-                size += _write_batch(handle, batch, size, max_bytes)
-        size += _write_batch(handle, batch, size, max_bytes)
+        for batch in text_batches(chunks):
+            data = batch.encode("utf-8")
+            if max_bytes is None or size + len(data) <= max_bytes:
+                handle.write(data)  # past the limit the rest is only counted
+            size += len(data)
         if max_bytes is not None and size > max_bytes:
             raise _too_big(path, size, max_bytes)
 
     _replace_with(target, write)
-
-
-def _write_batch(handle: IO[bytes], batch: list[str], size: int, max_bytes: int | None) -> int:
-    """Write (or, once over ``max_bytes``, only count) a batch of chunks; its size."""
-    data = "".join(batch).encode("utf-8")
-    batch.clear()
-    if max_bytes is None or size + len(data) <= max_bytes:
-        handle.write(data)
-    return len(data)
 
 
 def _too_big(path: str | Path, size: int, max_bytes: int) -> FileError:

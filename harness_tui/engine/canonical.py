@@ -35,6 +35,7 @@ __all__ = [
     "quote",
     "task_id",
     "task_id_from_text",
+    "text_batches",
 ]
 
 _loads = json.loads
@@ -241,42 +242,68 @@ def digest(value: Any) -> str:
 def canonical_chunks(value: Any, path: str = "$", depth: int = 2) -> Iterator[str]:
     """The canonical JSON of ``value`` in pieces: their concatenation is exactly
     :func:`check_json` of it, and it is refused the same way (the same error, naming the same
-    path). Objects and arrays down to ``depth`` levels are written member by member, anything
-    deeper in one piece, so that a large document (an export's trace of 200,000 events) is
-    never one string in memory.
+    path). Objects and arrays down to ``depth`` levels are written in runs of members, anything
+    deeper whole, so that a large document (an export's trace of 200,000 events) is never
+    one string in memory.
     """
     kind = type(value)
     if depth <= 0 or (kind is not dict and kind is not list):
         yield check_json(value, path)
-    elif kind is list:
-        yield "["
-        for index, item in enumerate(value):
+        return
+    if kind is dict and not all(
+        type(key) is str and (key.isascii() or _is_unicode(key)) for key in value
+    ):
+        check_json(value, path)  # raises, naming the key
+    keys = sorted(value) if kind is dict else range(len(value))
+    yield "{" if kind is dict else "["
+    for start in range(0, len(keys), _RUN):
+        run = keys[start : start + _RUN]
+        if start:
+            yield ","
+        if depth == 1:  # the members are written whole: a run of them in one call
+            part = {key: value[key] for key in run} if kind is dict else value[start : start + _RUN]
+            try:
+                yield check_json(part)[1:-1]
+                continue
+            except CanonicalError:
+                pass  # found again below, member by member, to name its path
+        for index, key in enumerate(run):
             if index:
                 yield ","
-            yield from canonical_chunks(item, f"{path}[{index}]", depth - 1)
-        yield "]"
-    else:
-        if not all(type(key) is str and (key.isascii() or _is_unicode(key)) for key in value):
-            check_json(value, path)  # raises, naming the key
-        yield "{"
-        for index, key in enumerate(sorted(value)):
-            member = _quote(key)
-            yield f"{member}:" if index == 0 else f",{member}:"
-            yield from canonical_chunks(value[key], _child(path, key), depth - 1)
-        yield "}"
+            if kind is dict:
+                yield f"{_quote(key)}:"
+                yield from canonical_chunks(value[key], _child(path, key), depth - 1)
+            else:
+                yield from canonical_chunks(value[key], f"{path}[{key}]", depth - 1)
+    yield "}" if kind is dict else "]"
+
+
+_RUN = 512
+"""Members of a large object or array encoded in one call by :func:`canonical_chunks`."""
 
 
 def digest_chunks(chunks: Iterable[str]) -> str:
     """sha256 hex digest of the UTF-8 text made of ``chunks`` (see :func:`canonical_chunks`)."""
     hasher = hashlib.sha256()
+    for batch in text_batches(chunks):
+        hasher.update(batch.encode())
+    return hasher.hexdigest()
+
+
+def text_batches(chunks: Iterable[str], size: int = 1 << 20) -> Iterator[str]:
+    """``chunks`` joined into pieces of about ``size`` characters (fewer calls to hash or
+    write, and never more than about ``size`` held)."""
     batch: list[str] = []
+    held = 0
     for chunk in chunks:
         batch.append(chunk)
-        if len(batch) == 4096:
-            hasher.update("".join(batch).encode())
+        held += len(chunk)
+        if held >= size:
+            yield "".join(batch)
             batch.clear()
-    hasher.update("".join(batch).encode())
-    return hasher.hexdigest()
+            held = 0
+    if batch:
+        yield "".join(batch)
 
 
 def loads(text: str) -> Any:

@@ -224,6 +224,7 @@ def test_a_lone_surrogate_anywhere_in_text_is_refused(head: str, tail: str, lone
         check_json(head + lone + tail)
 
 
+from harness_tui.engine import canonical  # noqa: E402
 from harness_tui.engine.canonical import canonical_chunks, digest_chunks  # noqa: E402
 
 NOT_JSON = [
@@ -238,22 +239,28 @@ NOT_JSON = [
     {"é": {"k\ud83d": 1}},
     [{"x": "\U0001f600"}, "\ud83d"],
     {"b": [1, {"c": [2, {"d": (3,)}]}], "a": [1]},
+    {"trace": [{"seq": 0}, {"seq": 1}, {"seq": 2}, {"seq": (3,)}, {"seq": 4}]},
+    {"results": {"a": 1, "b": 2, "c": {"d": math.inf}, "e": 5}},
 ]
 
 
 @settings(max_examples=300)
-@given(JSON_VALUES, st.integers(0, 4))
-def test_canonical_chunks_join_to_the_canonical_text(value: object, depth: int) -> None:
-    chunks = list(canonical_chunks(value, depth=depth))
+@given(JSON_VALUES, st.integers(0, 4), st.sampled_from([1, 2, 3, 512]))
+def test_canonical_chunks_join_to_the_canonical_text(value: object, depth: int, run: int) -> None:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(canonical, "_RUN", run)  # members encoded together, in runs this long
+        chunks = list(canonical_chunks(value, depth=depth))
     assert "".join(chunks) == check_json(value) == plain(value)
     assert digest_chunks(iter(chunks)) == digest(value)
 
 
 @pytest.mark.parametrize("value", NOT_JSON)
 @pytest.mark.parametrize("depth", [1, 2, 5])
+@pytest.mark.parametrize("run", [1, 2, 512])
 def test_canonical_chunks_refuse_what_check_json_refuses_naming_the_same_path(
-    value: object, depth: int
+    value: object, depth: int, run: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(canonical, "_RUN", run)
     with pytest.raises(CanonicalError) as whole:
         check_json(value)
     with pytest.raises(CanonicalError) as chunked:

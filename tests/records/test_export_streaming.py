@@ -54,11 +54,42 @@ VALUES = st.recursive(
 KEYS = st.sampled_from(["format", "format_version", "trace", "plan", "é", "", "checksum", "a"])
 
 
-@settings(max_examples=300)
-@given(st.dictionaries(KEYS | st.text(max_size=4), VALUES, max_size=8))
-def test_the_streamed_text_and_checksum_are_the_whole_ones(document: dict[str, Any]) -> None:
+def members(floats: st.SearchStrategy[float]) -> st.SearchStrategy[Any]:
+    """An export's shapes: arrays of flat records (trace, timings), objects of small values
+    (results), and anything else."""
+    scalars = st.none() | st.booleans() | st.integers() | floats | st.text(max_size=8)
+    flat = st.dictionaries(st.text(max_size=5), scalars, max_size=5) | st.lists(scalars, max_size=5)
+    return VALUES | st.lists(flat | VALUES, max_size=6) | st.dictionaries(st.text(max_size=4), flat)
+
+
+MEMBERS = members(st.floats())
+JSON_MEMBERS = members(st.floats(allow_nan=False, allow_infinity=False))
+
+
+@settings(max_examples=150)
+@given(st.dictionaries(KEYS | st.text(max_size=4), MEMBERS, max_size=8))
+def test_the_streamed_text_is_the_whole_one(document: dict[str, Any]) -> None:
     assert "".join(export_chunks(document)) == export_text(document) == whole_text(document)
+
+
+@settings(max_examples=100)
+@given(st.dictionaries(KEYS | st.text(max_size=4), JSON_MEMBERS, max_size=8))
+def test_the_checksum_taken_in_pieces_is_the_whole_one(document: dict[str, Any]) -> None:
     assert checksum(document) == digest({k: v for k, v in document.items() if k != "checksum"})
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        {"format": "harness-run", "results": {1: "a", 2: {"b": [1, 2]}}},  # keys json converts
+        {"trace": [{"x": float("nan")}, [float("inf"), -0.0]], "format_version": "1.1"},
+        {"a": {}, "b": [], "c": [{}, []], "d": {"e": {}}},
+        {"format": "harness-run", "format_version": "1.1"},
+        {"format": "harness-run"},
+    ],
+)
+def test_edge_documents_are_written_as_json_writes_them(document: dict[Any, Any]) -> None:
+    assert "".join(export_chunks(document)) == whole_text(document)
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "workflows").glob("*.yaml")), ids=lambda p: p.stem)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import platform
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from ...engine.canonical import canonical_chunks, digest_chunks
+from ...engine.canonical import quote as _quote
 from ...engine.capture import UNATTRIBUTED, AttemptLog
 from ...engine.events import Status, TraceEvent
 from ...engine.graph import TaskGraph
@@ -137,18 +139,17 @@ def export_text(document: Mapping[str, Any]) -> str:
 
 
 def export_chunks(document: Mapping[str, Any]) -> Iterator[str]:
-    """:func:`export_text` in pieces, to be written as they come: ``json.dumps`` with a
-    two-space indent and sorted keys, UTF-8 kept, a final newline, and ``format`` and
+    """:func:`export_text` in pieces, to be written as they come: exactly ``json.dumps`` with
+    a two-space indent, sorted keys and UTF-8 kept, a final newline, and ``format`` and
     ``format_version`` moved to the head."""
     rest = {k: v for k, v in document.items() if k not in _FIRST_KEYS}
-    body = json.JSONEncoder(indent=2, sort_keys=True, ensure_ascii=False).iterencode(rest)
     first = [
         f"  {json.dumps(k)}: {json.dumps(document[k], ensure_ascii=False)}"
         for k in _FIRST_KEYS
         if k in document
     ]
     if not first:
-        yield from body
+        yield from _indented_chunks(rest, 0, 2)
         yield "\n"
         return
     if not rest:
@@ -156,12 +157,75 @@ def export_chunks(document: Mapping[str, Any]) -> Iterator[str]:
         return
     yield "{\n" + ",\n".join(first) + ",\n"
     skip = 2  # the body's own "{\n"
-    for chunk in body:
+    for chunk in _indented_chunks(rest, 0, 2):
         if skip:
             dropped = min(skip, len(chunk))
             chunk, skip = chunk[dropped:], skip - dropped
         yield chunk
     yield "\n"
+
+
+_INDENT = "  "
+
+
+def _indented_chunks(value: Any, level: int, depth: int) -> Iterator[str]:
+    """``json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)`` as written at
+    indent ``level``, in pieces: objects and arrays down to ``depth`` levels member by member
+    (an object with a key that is not a string, which ``json`` would convert, whole)."""
+    kind = type(value)
+    if (
+        depth <= 0
+        or not value
+        or (kind is not dict and kind is not list)
+        or (kind is dict and not all(type(key) is str for key in value))
+    ):
+        yield _indented(value, level)
+        return
+    inner = "\n" + _INDENT * (level + 1)
+    if kind is dict:
+        yield "{"
+        for index, key in enumerate(sorted(value)):
+            yield f"{',' if index else ''}{inner}{_quote(key)}: "
+            yield from _indented_chunks(value[key], level + 1, depth - 1)
+        yield "\n" + _INDENT * level + "}"
+    else:
+        yield "["
+        for index, item in enumerate(value):
+            yield f",{inner}" if index else inner
+            yield from _indented_chunks(item, level + 1, depth - 1)
+        yield "\n" + _INDENT * level + "]"
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _indented(value: Any, level: int) -> str:
+    """One value as ``json.dumps`` indents it, at indent ``level``. An object or array of
+    scalars (most of an export's members: an event, a timing, an attempt) is written by the
+    C encoder, each member on its own line; anything else by ``json.dumps``, its lines
+    shifted right (JSON text has no line break but those of the layout)."""
+    kind = type(value)
+    if value and (kind is dict or kind is list):
+        members = value.values() if kind is dict else value
+        if all(type(member) in _SCALARS for member in members) and (
+            kind is list or all(type(key) is str for key in value)
+        ):
+            text = _flat_encoder(level + 1)(value)
+            close = "}" if kind is dict else "]"
+            return f"{text[0]}\n{_INDENT * (level + 1)}{text[1:-1]}\n{_INDENT * level}{close}"
+    text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
+    return text.replace("\n", "\n" + _INDENT * level) if level else text
+
+
+@functools.cache
+def _flat_encoder(level: int) -> Callable[[Any], str]:
+    """An encoder of an object or array of scalars with its members on lines indented to
+    ``level`` (its brackets are then set on their own lines by :func:`_indented`)."""
+    return json.JSONEncoder(
+        ensure_ascii=False,
+        sort_keys=True,
+        separators=(",\n" + _INDENT * level, ": "),
+    ).encode
 
 
 def run_document(
