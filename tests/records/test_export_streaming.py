@@ -4,6 +4,7 @@ byte what the whole-string encoders gave, on varied documents and on real runs."
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -118,3 +119,58 @@ def test_a_streamed_file_over_the_limit_is_not_written_and_its_size_is_said(
     assert [p.name for p in tmp_path.iterdir()] == ["out.json"]  # no temporary file left
     atomic_write_chunks(target, iter(chunks), 60_000)
     assert target.read_text(encoding="utf-8") == "".join(chunks)
+
+
+def _break_trace(d: dict[str, Any]) -> None:
+    d["trace"][3]["seq"] = "three"
+
+
+def _break_timing_and_status(d: dict[str, Any]) -> None:
+    d["timings"][-1]["worker"] = -1
+    d["status"] = "exploded"  # declared after trace, before timings: the whole reports it
+
+
+def _break_trace_and_status(d: dict[str, Any]) -> None:
+    d["trace"][-1]["attempt"] = -1  # trace is declared before status: the whole reports it
+    d["status"] = "exploded"
+
+
+def _break_plan_late(d: dict[str, Any]) -> None:
+    d["plan"][-1]["level"] = None
+
+
+def _break_attempt(d: dict[str, Any]) -> None:
+    d["attempts"][0]["kind"] = "other"
+
+
+def _break_the_array_itself(d: dict[str, Any]) -> None:
+    d["trace"] = {"not": "a list"}
+
+
+@pytest.mark.parametrize(
+    "breaking",
+    [_break_trace, _break_timing_and_status, _break_trace_and_status, _break_plan_late,
+     _break_attempt, _break_the_array_itself],
+)  # fmt: skip
+def test_an_export_checked_in_runs_reports_the_whole_schemas_first_error(
+    breaking: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pydantic import ValidationError
+
+    from harness_tui.records.errors import RecordError
+    from harness_tui.records.export import validation
+    from harness_tui.records.export.model import RunExport
+
+    monkeypatch.setattr(validation, "_RUN", 2)  # runs of two members
+    workflow = load_workflow(ROOT / "workflows/agent_triage.yaml")
+    run = TaskOrchestrator(workflow.graph, clock=FakeClock(tick=0.01))
+    document = RunRecord.from_run(run.start(workflow.payload).run_to_end(), workflow).document
+    validation.validate_export(document)  # as written: valid
+    broken = json.loads(json.dumps(document))
+    breaking(broken)
+    with pytest.raises(ValidationError) as whole:
+        RunExport.model_validate(broken)
+    first = whole.value.errors()[0]
+    where = ".".join(str(p) for p in first["loc"])
+    with pytest.raises(RecordError, match=f"invalid export at {re.escape(where)}: "):
+        RunRecord.parse(json.dumps(broken), "run.json")
