@@ -20,7 +20,7 @@ from .model import FORMAT, FORMAT_VERSION
 from .validation import validate_export
 from .writing import checksum
 
-__all__ = ["parse_document", "read_text"]
+__all__ = ["parse_document", "read_document", "read_text"]
 
 
 def read_text(path: str | Path) -> str:
@@ -44,15 +44,32 @@ def read_text(path: str | Path) -> str:
     return text
 
 
+def read_document(path: str | Path) -> dict[str, Any]:
+    """The export document in the file ``path``, checked up to its checksum; its text is let
+    go once parsed (a 100,000-task export's is over 100 MB).
+
+    Raises:
+        RecordError: one line saying why the file cannot be read, or what is wrong in it.
+    """
+    holder = [read_text(path)]
+    return _checked(_loads(holder, str(path)), str(path))
+
+
 def parse_document(text: str, name: str) -> dict[str, Any]:
     """The export document in ``text``, checked up to its checksum.
 
     Raises:
         RecordError: one line saying what is wrong.
     """
-    limits = current()
+    return _checked(_loads([text], name), name)
+
+
+def _loads(holder: list[str], name: str) -> Any:
+    """The JSON value of the text in ``holder``, which is emptied (so that the text can go
+    as soon as nothing else holds it)."""
+    text = holder.pop()
     try:
-        document = json.loads(text, parse_constant=_refuse_constant)
+        return json.loads(text, parse_constant=_refuse_constant)
     except _NotJsonNumberError as exc:
         raise RecordError(f"{name}: {exc} is not a JSON number") from None
     except json.JSONDecodeError as exc:
@@ -64,6 +81,11 @@ def parse_document(text: str, name: str) -> dict[str, Any]:
         raise RecordError(f"{name}: nested too deeply to read") from None
     except ValueError:
         raise RecordError(f"{name}: {too_many_digits()}") from None
+
+
+def _checked(document: Any, name: str) -> dict[str, Any]:
+    """``document`` checked: format and version, schema, free-form parts, checksum."""
+    limits = current()
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise RecordError(f"{name}: not a harness-tui run export (no 'format: {FORMAT}')")
     version = document.get("format_version")

@@ -196,11 +196,9 @@ class RunRecord:
         Raises:
             RecordError: one line saying what is wrong with the file.
         """
-        from .reading import read_text
+        from .reading import read_document
 
-        name = str(path)
-        text = read_text(path)
-        return cls.parse(text, name)
+        return cls._checked(read_document(path), str(path))
 
     @classmethod
     def parse(cls, text: str, name: str = "<record>") -> RunRecord:
@@ -209,7 +207,10 @@ class RunRecord:
         # that only writes one (it starts in half the time).
         from .reading import parse_document
 
-        document = parse_document(text, name)
+        return cls._checked(parse_document(text, name), name)
+
+    @classmethod
+    def _checked(cls, document: dict[str, Any], name: str) -> RunRecord:
         record = cls(document, name)
         record._check_consistency()
         record._check_claims()
