@@ -6,6 +6,7 @@ import functools
 import json
 import platform
 from collections.abc import Callable, Iterator, Mapping
+from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any
 
 from ...engine.canonical import canonical_chunks, digest_chunks
@@ -220,12 +221,20 @@ def _indented(value: Any, level: int) -> str:
 @functools.cache
 def _flat_encoder(level: int) -> Callable[[Any], str]:
     """An encoder of an object or array of scalars with its members on lines indented to
-    ``level`` (its brackets are then set on their own lines by :func:`_indented`)."""
-    return json.JSONEncoder(
-        ensure_ascii=False,
-        sort_keys=True,
-        separators=(",\n" + _INDENT * level, ": "),
-    ).encode
+    ``level`` (its brackets are then set on their own lines by :func:`_indented`): what
+    ``json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=...).encode`` gives,
+    without making an encoder per call."""
+    separators = (",\n" + _INDENT * level, ": ")
+    if c_make_encoder is None:  # pragma: no cover - interpreters without the C accelerator
+        return json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=separators).encode
+    encode = c_make_encoder(
+        None, _not_scalar, encode_basestring, None, separators[1], separators[0], True, False, True
+    )
+    return lambda value: "".join(encode(value, 0))
+
+
+def _not_scalar(value: Any) -> Any:
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
 def run_document(
