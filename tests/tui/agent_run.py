@@ -16,7 +16,7 @@ from typing import Any
 from harness_tui.engine.recorded_calls import CallMode, CallSession
 from harness_tui.interception import install
 from harness_tui.records.export import RunRecord
-from harness_tui.records.live import LiveRun
+from harness_tui.records.runs.live import LiveRun
 from harness_tui.workflow.loader import load_workflow
 from tests.interception.fake_model import FakeModel
 
