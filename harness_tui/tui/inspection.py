@@ -52,7 +52,8 @@ def divergence_section(session: Session, event: TraceEvent) -> list[tuple[str, A
 
 
 def task_sections(session: Session, task: str) -> tuple[str, list[tuple[str, Any]]]:
-    """Title and sections for a task: error, output, the inputs it saw, spec, timings."""
+    """Title and sections for a task: error, output, the calls of its latest attempt, the
+    inputs it saw, spec, timings."""
     run = session.run
     snapshot = session.snapshot()
     step = run.plan.steps[run.plan.index_of[task]]
@@ -84,12 +85,12 @@ def task_sections(session: Session, task: str) -> tuple[str, list[tuple[str, Any
             sections.append(("traceback", failure.traceback))
     if snapshot.has_output(task):
         sections.append(("output", snapshot.output(task)))
+    sections.extend(calls_section(session, task, session.attempt_shown(task)))
     sections.append(("inputs", {"payload": session.payload, "results": seen}))
     sections.append(("spec", spec))
     listed = attempts_of(events)
     if listed:
         sections.append(("attempts", [_attempt(a) for a in listed]))
-    sections.extend(calls_section(session, task, session.attempt_shown(task)))
     glyph_status = f"{task} · {status}"
     return glyph_status, sections
 

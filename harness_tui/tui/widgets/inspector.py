@@ -129,7 +129,8 @@ class Inspector(Tree[Any]):
     def _fill_calls(self, shown: CallsShown) -> None:
         """One leaf per call (its summary line); Enter opens the calls view there."""
         label = Text("calls", style=self.get_component_rich_style("inspector--section"))
-        label.append(f" · attempt {shown.attempt} · {shown.count}  enter: calls view", style="dim")
+        count = f"{shown.count} call{'s' if shown.count != 1 else ''}"
+        label.append(f" · attempt {shown.attempt} · {count}  enter: calls view", style="dim")
         node = self.root.add(label, data=None, expand=True)
         self._calls_nodes[node.id] = shown.attempt
         for seq, line in shown.lines:
