@@ -4,6 +4,7 @@ per attempt, answered offline, outside every digest, attributed across threads."
 from __future__ import annotations
 
 import itertools
+import json
 import threading
 from typing import Any
 
@@ -13,7 +14,14 @@ from harness_tui import recorded
 from harness_tui.engine.clock import FakeClock
 from harness_tui.engine.graph import TaskGraph, TaskNode
 from harness_tui.engine.orchestrator import Run, TaskOrchestrator
-from harness_tui.engine.recorded_calls import CallMode, CallSession, Exchange, current, io
+from harness_tui.engine.recorded_calls import (
+    CallDiverged,
+    CallMode,
+    CallSession,
+    Exchange,
+    current,
+    io,
+)
 
 counter = itertools.count()
 
@@ -122,6 +130,18 @@ def test_an_unrecorded_call_offline_fails_the_attempt_with_one_line() -> None:
     (change,) = mismatch.changes()
     assert (change.path, change.recorded, change.sent) == ("$.args[0]", "old-key", "new-key")
     assert recorded_run.call_mismatch("asking", 1) is None
+
+
+def test_a_mismatch_travels_with_its_attempts_report() -> None:
+    recorded = {("t", 1): [Exchange(0, "call", "CALL", "f", (), b'{"args":[1],"kwargs":{}}')]}
+    there = CallSession(CallMode.OFFLINE, recorded, record=False).open("t", 1)
+    with pytest.raises(CallDiverged):
+        there.begin("call", "CALL", "f", (), b'{"args":[2],"kwargs":{}}')
+    here = CallSession(CallMode.OFFLINE, recorded, record=False)
+    here.open("t", 1).absorb(json.loads(json.dumps(there.report())))  # as a child sends it
+    mismatch = here.mismatch("t", 1)
+    assert mismatch is not None and mismatch == there.mismatch
+    assert [(c.path, c.recorded, c.sent) for c in mismatch.changes()] == [("$.args[0]", 1, 2)]
 
 
 def test_each_exchange_says_how_long_it_took_on_the_sessions_clock() -> None:

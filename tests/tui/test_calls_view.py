@@ -76,6 +76,16 @@ async def test_the_inspector_lists_the_calls_and_C_reads_a_streamed_answer_as_on
         assert "system: You triage support tickets. Be brief." in detail
         await pilot.press("escape")
         await pilot.pause()
+        inspector = app.screen.query_one(Inspector)  # enter on a listed call opens it there
+        inspector.focus()
+        (section,) = [n for n in inspector.root.children if n.id in inspector._calls_nodes]
+        inspector.move_cursor(section.children[0])
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, CallsModal) and app.screen.shown is not None
+        assert app.screen.shown.seq == 0
+        await pilot.press("escape")
+        await pilot.pause()
         workbench(app).panes.select("classify")
         await pilot.press("C")
         await pilot.pause()
