@@ -14,7 +14,7 @@ from ..call_modes import MODES
 from ..sanitize import inert
 
 SAYS = {
-    CallMode.OFFLINE: "offline: answered from the recording, nothing sent (o)",
+    CallMode.OFFLINE: "offline: from the recording, nothing sent (o)",
     CallMode.FILL: "fill: recorded answers, the rest sent (i)",
     CallMode.LIVE: "live: every request sent (l)",
 }
