@@ -239,13 +239,22 @@ class Session:
 
     def recordings(self) -> dict[tuple[str, int], list[Exchange]]:
         """What the outside world answered each attempt of the run on screen (an export's
-        recordings in replay; one that cannot be read counts as none, as ``open`` checked)."""
+        recordings in replay: a damaged one counts as none, :meth:`recordings_problem` says
+        why)."""
         if self.record is None:
             return self.run.recordings()
+        return {} if self.recordings_problem() else self.record.recordings
+
+    def recordings_problem(self) -> str | None:
+        """Why the export's recorded calls cannot be read, if they cannot (read when first
+        asked: opening an export never parses them)."""
+        if self.record is None:
+            return None
         try:
-            return self.record.recordings
-        except RecordError:
-            return {}
+            _ = self.record.recordings  # parsed (and kept) on first use
+        except RecordError as exc:
+            return str(exc)
+        return None
 
     def exchanges(self, task: str, attempt: int) -> tuple[Exchange, ...]:
         """What one attempt of ``task`` was answered, in sequence order."""

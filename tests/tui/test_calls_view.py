@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.widgets import RadioButton, Static, TextArea
+from textual.widgets import Label, RadioButton, Static, TextArea
 
 from harness_tui.engine.exchanges import Exchange
 from harness_tui.engine.recorded_calls import CallMode
 from harness_tui.records.export import RunRecord
+from harness_tui.records.export.writing import checksum
 from harness_tui.tui.app import HarnessApp
 from harness_tui.tui.inspection import CallsShown
 from harness_tui.tui.modals.rerun import RerunModal
@@ -170,6 +171,29 @@ async def test_a_changed_prompt_fails_offline_with_the_field_diff(agent: AgentRu
             assert f'+ sent:     "Classify this ticket: {ticket}"' in text
     finally:
         agent.prompt.write_text(PROMPT, encoding="utf-8")
+
+
+async def test_a_damaged_recording_is_said_never_shown_as_no_calls(
+    agent: AgentRun, tmp_path: Path
+) -> None:
+    record = RunRecord.read(agent.export)
+    attempt = next(a for a in record.document["attempts"] if a.get("io"))
+    attempt["io"][0]["seq"] = "first"
+    record.document["checksum"] = checksum(record.document)
+    damaged = record.write(tmp_path / "damaged.json")
+    app = make_app(damaged, replay=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await _replayed(pilot, attempt["task"])
+        assert "calls" not in _sections(app)
+        await pilot.press("C")
+        await pilot.pause()
+        assert not isinstance(app.screen, CallsModal)
+        said = [n.message for n in app._notifications]
+        assert any("io[0].seq: expected a number from 0" in line for line in said)
+        await pilot.press("F")
+        await pilot.pause()
+        assert not isinstance(app.screen, RerunModal)  # nothing to answer from: it says so
+        assert "cannot be read" in str(app.screen.query_one(Label).render())
 
 
 def _many(count: int) -> list[Exchange]:

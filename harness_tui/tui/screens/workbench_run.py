@@ -143,6 +143,9 @@ class RunActions:
             f"Re-running from {task} runs task code: the modules this export names, imported "
             f"from beside the export, else from {folder}, and your Python path. Run it?"
         )
+        problem = session.recordings_problem()
+        if problem is not None:
+            question += f" Its recorded calls cannot be read ({problem}): every request is sent."
         recorded = sum(len(calls) for calls in session.recordings().values())
         modal = (
             RerunModal(question, recorded) if recorded else ConfirmModal(question, "Run the code")

@@ -123,6 +123,10 @@ class ViewActions:
         if latest < 1:
             self.screen.notify(f"{shown(task)} has not run yet: no calls")
             return
+        problem = session.recordings_problem()
+        if problem is not None:
+            self.screen.notify(problem, title="Recorded calls unreadable", severity="error")
+            return
         if not session.recordings():
             self.screen.notify(
                 "this run recorded no calls: open --record records the runs started here, "
