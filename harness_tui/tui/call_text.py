@@ -235,8 +235,8 @@ def _message(out: _Writer, message: dict[str, Any]) -> None:
             function = _mapping(call.get("function")) or call
             said = f"{function.get('name')}({_args(function.get('arguments'))})"
             pieces.append(("tool", f"→ tool call {said}"))
-    if not pieces:
-        pieces = [("text", "")]
+    # A message of tool calls only (an empty content beside them) starts with the first call.
+    pieces = [piece for piece in pieces if piece != ("text", "")] or [("text", "")]
     for index, (kind, text) in enumerate(pieces):
         label = f"{role}: " if index == 0 else " " * (len(role) + 2)
         out.line(text, "tool" if kind == "tool" else "", label=label, labelled="role")

@@ -58,6 +58,17 @@ def test_an_openai_stream_with_a_tool_call_reads_as_one_message() -> None:
     assert 'model: "m" · stream: true' in text and "user: hi" in text
 
 
+def test_a_stream_of_tool_calls_only_starts_with_the_first_call() -> None:
+    chunks = _events(
+        {"choices": [{"delta": {"role": "assistant", "content": "", "tool_calls": [
+            {"index": 0, "function": {"name": "a", "arguments": "{}"}}]}}]},
+        {"choices": [{"delta": {"tool_calls": [
+            {"index": 1, "function": {"name": "b", "arguments": "[1]"}}]}}]},
+    )  # fmt: skip
+    text = _plain(_http({"messages": []}, chunks, response_headers=SSE))
+    assert "assistant: → tool call a({})\n           → tool call b([1])\n" in text
+
+
 def test_an_anthropic_stream_reads_as_one_message_without_a_content_type() -> None:
     chunks = _events(
         {"type": "message_start", "message": {"role": "assistant"}},
