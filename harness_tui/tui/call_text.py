@@ -13,7 +13,6 @@ from __future__ import annotations
 import gzip
 import json
 import zlib
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +20,16 @@ from rich.text import Text
 
 from ..engine.call_matching import REPLACEMENT, FieldChange, body_json
 from ..engine.exchanges import Exchange
+from .chat_bodies import (
+    assemble_stream,
+    chat_answer,
+    content_pieces,
+    is_chat_request,
+    pretty_json,
+    sse_events,
+    tool_calls,
+    tool_name,
+)
 from .sanitize import visible
 
 __all__ = ["CallRow", "call_row", "diff_text", "exchange_text", "field_diff", "summary_line"]
@@ -185,66 +194,17 @@ class _Writer:
         self.text.append("\n")
 
 
-def _pretty(value: Any) -> str:
-    try:
-        return json.dumps(value, indent=2, ensure_ascii=False)
-    except RecursionError:  # indented JSON is encoded in Python: a deep document is one line
-        return json.dumps(value, ensure_ascii=False)
-
-
-def _content_text(content: Any) -> Iterator[tuple[str, str]]:
-    """A message's content as ``(kind, text)`` pieces: ``text``, or ``tool`` for tool use."""
-    if isinstance(content, str):
-        yield "text", content
-        return
-    if not isinstance(content, list):
-        if content is not None:
-            yield "text", _pretty(content)
-        return
-    for block in content:
-        if not isinstance(block, dict):
-            yield "text", _pretty(block)
-        elif block.get("type") == "text" and isinstance(block.get("text"), str):
-            yield "text", block["text"]
-        elif block.get("type") == "tool_use":
-            yield "tool", f"→ tool call {block.get('name')}({_args(block.get('input'))})"
-        elif block.get("type") == "tool_result":
-            for _, text in _content_text(block.get("content")):
-                yield "tool", f"← tool result ({block.get('tool_use_id', '')}): {text}"
-        else:
-            yield "text", f"[{block.get('type', 'part')}]"
-
-
-def _args(arguments: Any) -> str:
-    """Tool call arguments, JSON (a string holding JSON is read first) on one line."""
-    if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments)
-        except (ValueError, RecursionError):
-            return str(arguments)
-    return json.dumps(arguments, ensure_ascii=False)
-
-
 def _message(out: _Writer, message: dict[str, Any]) -> None:
     role = str(message.get("role") or "message")
     if role == "tool" and message.get("tool_call_id"):
         role = f"tool ({message['tool_call_id']})"
-    pieces = list(_content_text(message.get("content")))
-    for call in message.get("tool_calls") or ():
-        if isinstance(call, dict):
-            function = _mapping(call.get("function")) or call
-            said = f"{function.get('name')}({_args(function.get('arguments'))})"
-            pieces.append(("tool", f"→ tool call {said}"))
+    pieces = list(content_pieces(message.get("content")))
+    pieces.extend(("tool", f"→ tool call {said}") for said in tool_calls(message))
     # A message of tool calls only (an empty content beside them) starts with the first call.
     pieces = [piece for piece in pieces if piece != ("text", "")] or [("text", "")]
     for index, (kind, text) in enumerate(pieces):
         label = f"{role}: " if index == 0 else " " * (len(role) + 2)
         out.line(text, "tool" if kind == "tool" else "", label=label, labelled="role")
-
-
-def _is_chat_request(value: Any) -> bool:
-    messages = value.get("messages") if isinstance(value, dict) else None
-    return isinstance(messages, list) and all(isinstance(m, dict) for m in messages)
 
 
 def _request(out: _Writer, value: Any) -> None:
@@ -255,7 +215,7 @@ def _request(out: _Writer, value: Any) -> None:
         out.line(" · ".join(said), "dim")
     tools = value.get("tools")
     if isinstance(tools, list) and tools:
-        names = [_tool_name(tool) for tool in tools]
+        names = [tool_name(tool) for tool in tools]
         out.line(", ".join(names), "dim", label="tools offered: ", labelled="dim")
     if value.get("system") is not None:
         _message(out, {"role": "system", "content": value["system"]})
@@ -263,136 +223,11 @@ def _request(out: _Writer, value: Any) -> None:
         _message(out, message)
 
 
-def _tool_name(tool: Any) -> str:
-    if isinstance(tool, dict):
-        function = tool.get("function")
-        name = function.get("name") if isinstance(function, dict) else tool.get("name")
-        return str(name)
-    return str(tool)
-
-
-def _chat_answer(value: Any) -> list[dict[str, Any]] | None:
-    """The messages of a chat answer (OpenAI ``choices``, or an Anthropic message)."""
-    if not isinstance(value, dict):
-        return None
-    choices = value.get("choices")
-    if isinstance(choices, list) and choices and all(isinstance(c, dict) for c in choices):
-        found = []
-        for choice in choices:
-            message = choice.get("message")
-            if not isinstance(message, dict):
-                return None
-            found.append({**message, "finish": choice.get("finish_reason")})
-        return found
-    if value.get("type") == "message" and isinstance(value.get("content"), list):
-        return [{"role": value.get("role", "assistant"), "content": value["content"],
-                 "finish": value.get("stop_reason")}]  # fmt: skip
-    return None
-
-
 def _answer_messages(out: _Writer, messages: list[dict[str, Any]]) -> None:
     for message in messages:
         _message(out, message)
         if message.get("finish"):
             out.line(str(message["finish"]), "dim", label="finish: ", labelled="dim")
-
-
-def _mapping(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _index(item: dict[str, Any]) -> int:
-    index = item.get("index")
-    return index if isinstance(index, int) and not isinstance(index, bool) else 0
-
-
-def sse_events(text: str) -> list[str]:
-    """The ``data`` of each server-sent event in ``text``, in order."""
-    events: list[str] = []
-    data: list[str] = []
-    for line in text.replace("\r\n", "\n").split("\n"):
-        if not line:
-            if data:
-                events.append("\n".join(data))
-                data = []
-        elif line.startswith("data:"):
-            data.append(line[5:].removeprefix(" "))
-    if data:
-        events.append("\n".join(data))
-    return events
-
-
-def assemble_stream(events: list[str]) -> list[dict[str, Any]] | None:
-    """The messages a chat stream's chunks spell (OpenAI ``choices[].delta`` or Anthropic
-    ``content_block_delta``), or None when the events are not a chat stream."""
-    messages: dict[int, dict[str, Any]] = {}
-    blocks: dict[int, dict[str, Any]] = {}
-    recognised = False
-    for data in events:
-        if data.strip() == "[DONE]":
-            continue
-        try:
-            chunk = json.loads(data)
-        except (ValueError, RecursionError):
-            return None
-        if not isinstance(chunk, dict):
-            return None
-        for choice in chunk.get("choices") or ():
-            delta = choice.get("delta") if isinstance(choice, dict) else None
-            if not isinstance(delta, dict):
-                continue
-            recognised = True
-            message = messages.setdefault(_index(choice), {"role": "assistant", "content": "",
-                                                  "calls": {}, "finish": None})  # fmt: skip
-            if isinstance(delta.get("role"), str):
-                message["role"] = delta["role"]
-            if isinstance(delta.get("content"), str):
-                message["content"] += delta["content"]
-            for call in delta.get("tool_calls") or ():
-                if not isinstance(call, dict):
-                    continue
-                slot = message["calls"].setdefault(_index(call), {"name": "", "arguments": ""})
-                function = _mapping(call.get("function"))
-                slot["name"] += str(function.get("name") or "")
-                slot["arguments"] += str(function.get("arguments") or "")
-            if choice.get("finish_reason"):
-                message["finish"] = choice["finish_reason"]
-        kind = chunk.get("type")
-        if kind == "content_block_start" and isinstance(chunk.get("content_block"), dict):
-            recognised = True
-            block = chunk["content_block"]
-            blocks[_index(chunk)] = {"type": block.get("type"), "name": block.get("name"),
-                                             "text": "", "json": ""}  # fmt: skip
-        elif kind == "content_block_delta" and isinstance(chunk.get("delta"), dict):
-            recognised = True
-            delta = chunk["delta"]
-            empty = {"type": "text", "text": "", "json": ""}
-            block = blocks.setdefault(_index(chunk), empty)
-            block["text"] += str(delta.get("text") or "")
-            block["json"] += str(delta.get("partial_json") or "")
-        elif kind == "message_delta" and isinstance(chunk.get("delta"), dict):
-            first: dict[str, Any] = {"role": "assistant", "content": "", "calls": {}}
-            messages.setdefault(0, first)["finish"] = chunk["delta"].get("stop_reason")
-    if not recognised:
-        return None
-    if blocks:
-        content = [
-            {"type": "tool_use", "name": b.get("name"), "input": b["json"]}
-            if b.get("type") == "tool_use"
-            else {"type": "text", "text": b["text"]}
-            for _, b in sorted(blocks.items())
-        ]
-        finish = messages.get(0, {}).get("finish")
-        return [{"role": "assistant", "content": content, "finish": finish}]
-    return [
-        {
-            "role": m["role"],
-            "content": m["content"],
-            "tool_calls": [{"function": slot} for _, slot in sorted(m["calls"].items())],
-            "finish": m.get("finish"),
-        }
-        for _, m in sorted(messages.items())
-    ]
 
 
 def _body(out: _Writer, data: bytes, *, request: bool, stream: bool, note: str = "") -> None:
@@ -414,10 +249,10 @@ def _body(out: _Writer, data: bytes, *, request: bool, stream: bool, note: str =
             return
     is_json, value = body_json(data)
     if is_json:
-        if request and _is_chat_request(value):
+        if request and is_chat_request(value):
             _request(out, value)
             return
-        answer = None if request else _chat_answer(value)
+        answer = None if request else chat_answer(value)
         if answer is not None:
             _answer_messages(out, answer)
             usage = value.get("usage")
@@ -426,7 +261,7 @@ def _body(out: _Writer, data: bytes, *, request: bool, stream: bool, note: str =
                     json.dumps(usage, ensure_ascii=False), "dim", label="usage: ", labelled="dim"
                 )
             return
-        out.line(_pretty(value))
+        out.line(pretty_json(value))
         return
     out.line(text)
 
@@ -483,7 +318,7 @@ def _call(out: _Writer, exchange: Exchange) -> None:
     out.section("arguments")
     is_json, value = body_json(exchange.request_body)
     if is_json:
-        out.line(_pretty(value))
+        out.line(pretty_json(value))
     else:
         out.line((exchange.request_body or b"").decode("utf-8", "backslashreplace"))
     out.section("returned")
@@ -492,7 +327,7 @@ def _call(out: _Writer, exchange: Exchange) -> None:
         out.line(f"{error.get('type')}: {error.get('message')}", "error", label="raised ",
                  labelled="error")  # fmt: skip
     else:
-        out.line(_pretty(exchange.value))
+        out.line(pretty_json(exchange.value))
 
 
 def field_diff(changes: list[FieldChange]) -> list[dict[str, Any]]:
