@@ -18,6 +18,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 __all__ = [
     "FieldChange",
     "MatchKey",
+    "Mismatch",
     "VolatilePath",
     "body_json",
     "differences",
@@ -223,6 +224,42 @@ def differences(recorded: MatchKey, request: MatchKey, limit: int = 3) -> list[s
     """How ``request`` differs from ``recorded``, field by field: ``method changed``,
     ``url changed``, ``$.messages[2].content changed`` (at most ``limit`` items)."""
     return [change.line() for change in field_changes(recorded, request, limit)]
+
+
+@dataclass(frozen=True, slots=True)
+class Mismatch:
+    """An offline request the recording could not answer, beside the recorded request nearest
+    to it (None when the attempt has no recorded request at all).
+
+    Attributes:
+        request: the request's matching key ``(method, url, canonical body)``.
+        nearest: the nearest recorded request's key.
+    """
+
+    request: MatchKey
+    nearest: MatchKey | None
+
+    def changes(self) -> list[FieldChange]:
+        """Field by field, how the request differs from the nearest recorded one."""
+        return [] if self.nearest is None else field_changes(self.nearest, self.request)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"request": list(self.request), "nearest": self.nearest and list(self.nearest)}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Mismatch | None:
+        """Read back :meth:`to_json` (None when it is not of that shape)."""
+
+        def key(value: Any) -> MatchKey | None:
+            if not isinstance(value, list) or len(value) != 3:
+                return None
+            method, url, body = value
+            ok = isinstance(method, str) and isinstance(url, str) and isinstance(body, str)
+            return (method, url, body) if ok else None
+
+        if not isinstance(data, dict) or (request := key(data.get("request"))) is None:
+            return None
+        return cls(request, key(data.get("nearest")))
 
 
 def nearest(recorded: Iterable[MatchKey], request: MatchKey) -> MatchKey | None:

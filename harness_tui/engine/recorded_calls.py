@@ -27,15 +27,14 @@ import contextvars
 import functools
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from enum import StrEnum
 from typing import Any, ParamSpec, TypeVar
 
 from .call_matching import (
-    FieldChange,
     MatchKey,
+    Mismatch,
     differences,
-    field_changes,
     match_key,
     nearest,
     parse_volatile,
@@ -92,42 +91,6 @@ class CallMode(StrEnum):
 class CallDiverged(ConnectionError):
     """An offline request the recording cannot answer: it was not sent, and the attempt fails
     whatever the task does with this error."""
-
-
-@dataclass(frozen=True, slots=True)
-class Mismatch:
-    """An offline request the recording could not answer, beside the recorded request nearest
-    to it (None when the attempt has no recorded request at all).
-
-    Attributes:
-        request: the request's matching key ``(method, url, canonical body)``.
-        nearest: the nearest recorded request's key.
-    """
-
-    request: MatchKey
-    nearest: MatchKey | None
-
-    def changes(self) -> list[FieldChange]:
-        """Field by field, how the request differs from the nearest recorded one."""
-        return [] if self.nearest is None else field_changes(self.nearest, self.request)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"request": list(self.request), "nearest": self.nearest and list(self.nearest)}
-
-    @classmethod
-    def from_json(cls, data: Any) -> Mismatch | None:
-        """Read back :meth:`to_json` (None when it is not of that shape)."""
-
-        def key(value: Any) -> MatchKey | None:
-            if not isinstance(value, list) or len(value) != 3:
-                return None
-            method, url, body = value
-            ok = isinstance(method, str) and isinstance(url, str) and isinstance(body, str)
-            return (method, url, body) if ok else None
-
-        if not isinstance(data, dict) or (request := key(data.get("request"))) is None:
-            return None
-        return cls(request, key(data.get("nearest")))
 
 
 class Pending:
