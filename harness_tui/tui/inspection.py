@@ -21,11 +21,13 @@ class CallsShown:
     """The inspector's ``calls`` section: an attempt's exchanges, one summary line each.
 
     Attributes:
+        task: the task whose attempt it is.
         attempt: the attempt number.
         count: how many exchanges it has.
         lines: ``(seq, summary)`` of the first :data:`LISTED_CALLS` (visible text).
     """
 
+    task: str
     attempt: int
     count: int
     lines: tuple[tuple[int, str], ...]
@@ -39,7 +41,7 @@ def calls_section(session: Session, task: str, attempt: int) -> list[tuple[str, 
     if not exchanges:
         return []
     lines = tuple((e.seq, summary_line(e)) for e in exchanges[:LISTED_CALLS])
-    return [("calls", CallsShown(attempt, len(exchanges), lines))]
+    return [("calls", CallsShown(task, attempt, len(exchanges), lines))]
 
 
 def divergence_section(session: Session, event: TraceEvent) -> list[tuple[str, Any]]:

@@ -64,7 +64,8 @@ async def test_the_inspector_lists_the_calls_and_C_reads_a_streamed_answer_as_on
     async with app.run_test(size=SIZE) as pilot:
         await _replayed(pilot, "reply")
         calls = _sections(app)["calls"]
-        assert isinstance(calls, CallsShown) and (calls.attempt, calls.count) == (1, 1)
+        assert isinstance(calls, CallsShown)
+        assert (calls.task, calls.attempt, calls.count) == ("reply", 1, 1)
         ((seq, line),) = calls.lines
         assert seq == 0 and line.startswith("#0 POST http://127.0.0.1:")
         assert "/v1/chat/completions · 200 · " in line and line.endswith(" ms")
@@ -80,14 +81,17 @@ async def test_the_inspector_lists_the_calls_and_C_reads_a_streamed_answer_as_on
         assert "system: You triage support tickets. Be brief." in detail
         await pilot.press("escape")
         await pilot.pause()
-        inspector = app.screen.query_one(Inspector)  # enter on a listed call opens it there
+        # Enter on a listed call opens it there, even when the plan has another task selected
+        # (the inspector shows the trace event chosen).
+        workbench(app).panes.selected = "classify"
+        inspector = app.screen.query_one(Inspector)
         inspector.focus()
         (section,) = [n for n in inspector.root.children if n.id in inspector._calls_nodes]
         inspector.move_cursor(section.children[0])
         await pilot.press("enter")
         await pilot.pause()
         assert isinstance(app.screen, CallsModal) and app.screen.shown is not None
-        assert app.screen.shown.seq == 0
+        assert app.screen.shown.seq == 0 and app.screen.task_name == "reply"
         await pilot.press("escape")
         await pilot.pause()
         workbench(app).panes.select("classify")

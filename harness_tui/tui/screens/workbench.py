@@ -236,7 +236,7 @@ class WorkbenchScreen(ActingScreen):
         self.refresh_bindings_if_changed()
 
     def on_inspector_calls_wanted(self, message: Inspector.CallsWanted) -> None:
-        self.views.show_calls(message.attempt, message.seq)
+        self.views.show_calls(message.task, message.attempt, message.seq)
 
     def on_trace_panel_event_chosen(self, message: TracePanel.EventChosen) -> None:
         self.travel(lambda session: session.go_to(message.seq))

@@ -50,7 +50,7 @@ class ViewActions:
             "find-task": self.find,
             "show-logs": self.show_logs,
             "show-timeline": self.show_timeline,
-            "show-calls": self.show_calls,
+            "show-calls": lambda: self.show_calls(self.screen.selected),
             "show-traceback": lambda: self.screen.panes.query_one(
                 Inspector
             ).action_show_traceback(),
@@ -110,10 +110,12 @@ class ViewActions:
             return
         self.screen.app.push_screen(LogsModal(session.run, task))
 
-    def show_calls(self, attempt: int | None = None, seq: int | None = None) -> None:
-        """Open the calls of the selected task's attempt (the latest one shown by default),
-        with the cursor on call ``seq`` when given."""
-        session, task = self.screen.session, self.screen.selected
+    def show_calls(
+        self, task: str | None, attempt: int | None = None, seq: int | None = None
+    ) -> None:
+        """Open the calls of ``task``'s attempt (the latest one shown by default), with the
+        cursor on call ``seq`` when given."""
+        session = self.screen.session
         if session is None:
             return
         if task is None:

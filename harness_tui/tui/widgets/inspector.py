@@ -44,8 +44,10 @@ class Inspector(Tree[Any]):
 
     @dataclass
     class CallsWanted(Message):
-        """Enter on the ``calls`` section: open the calls view of ``attempt`` at ``seq``."""
+        """Enter on the ``calls`` section: open the calls view of ``task``'s ``attempt`` at
+        call ``seq``."""
 
+        task: str
         attempt: int
         seq: int | None
 
@@ -55,7 +57,7 @@ class Inspector(Tree[Any]):
         self.guide_depth = 3
         self._shown: tuple[str, list[tuple[str, Any]], bool] | None = None
         self._failure_nodes: set[int] = set()
-        self._calls_nodes: dict[int, int] = {}  # node id -> the attempt whose calls it lists
+        self._calls_nodes: dict[int, CallsShown] = {}  # node id -> the calls it lists
 
     def show(self, title: str, sections: list[tuple[str, Any]], *, open_all: bool = False) -> None:
         """Show ``sections`` (name, JSON value) under a title (a no-op if nothing changed:
@@ -122,7 +124,8 @@ class Inspector(Tree[Any]):
         elif node is not None and node.id in self._calls_nodes:
             chosen = self.cursor_node
             seq = chosen.data if chosen is not None and isinstance(chosen.data, int) else None
-            self.post_message(self.CallsWanted(self._calls_nodes[node.id], seq))
+            calls = self._calls_nodes[node.id]
+            self.post_message(self.CallsWanted(calls.task, calls.attempt, seq))
         else:
             super().action_select_cursor()
 
@@ -132,7 +135,7 @@ class Inspector(Tree[Any]):
         count = f"{shown.count} call{'s' if shown.count != 1 else ''}"
         label.append(f" · attempt {shown.attempt} · {count}  enter: calls view", style="dim")
         node = self.root.add(label, data=None, expand=True)
-        self._calls_nodes[node.id] = shown.attempt
+        self._calls_nodes[node.id] = shown
         for seq, line in shown.lines:
             node.add_leaf(Text(line), data=seq)  # summary_line made it visible
         if shown.count > len(shown.lines):
