@@ -28,6 +28,7 @@ from harness_tui.engine.exchanges import Exchange
 from harness_tui.engine.recorded_calls import CallSession
 from harness_tui.records.export import RunRecord
 from harness_tui.records.runs.live import LiveRun
+from harness_tui.records.runs.settings import RunSettings
 from harness_tui.tui.app import create_app
 from harness_tui.tui.call_text import exchange_text
 from harness_tui.tui.modals.logs import LogsModal
@@ -56,7 +57,8 @@ def exchange(seq: int) -> Exchange:
 
 def make_export(path: Path, calls: int) -> None:
     workflow = parse_workflow(WORKFLOW)
-    live = LiveRun.start(workflow, workflow.payload, clock=FakeClock(), calls=CallSession())
+    settings = RunSettings(clock=FakeClock())
+    live = LiveRun.start(workflow, workflow.payload, settings, calls=CallSession())
     live.drive()
     live.run.load_recordings({("ask", 1): [exchange(i) for i in range(calls)]})
     live.export().write(path)
@@ -65,7 +67,7 @@ def make_export(path: Path, calls: int) -> None:
 async def measure(path: Path) -> tuple[float, float, float, float]:
     """Seconds to inspect the task, to open its calls, to move to the next call, and to open
     its log view (a modal of fixed cost, for scale)."""
-    app = create_app(str(path), replay=True, clock=FakeClock())
+    app = create_app(str(path), replay=True, settings=RunSettings(clock=FakeClock()))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("c")
         await app.workers.wait_for_complete()

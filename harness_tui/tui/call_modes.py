@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from ..engine.exchanges import Exchange
 from ..engine.recorded_calls import CallMode, CallSession
+from ..records.runs.settings import Recording
 
 __all__ = ["MODES", "answering_session"]
 
@@ -19,13 +20,14 @@ def answering_session(
     mode: CallMode,
     recordings: Mapping[tuple[str, int], Sequence[Exchange]],
     redacted: Iterable[str],
-    like: CallSession | None,
+    recording: Recording | None,
 ) -> CallSession | None:
     """The session answering a re-run from ``recordings`` in ``mode``, or None when it sends
-    everything (``live``, or nothing recorded). It records what the re-run tasks are answered
-    (the calls view shows them, the store keeps them) with the volatile paths and secret
-    headers of ``like`` (the session of ``open --record``), and installs the HTTP
-    interception: the recorder answers only the requests it sees."""
+    everything (``live``, or nothing recorded: the run's settings then say whether it
+    records). It records what the re-run tasks are answered (the calls view shows them, the
+    store keeps them) with the volatile paths and secret headers of ``recording`` (those of
+    ``open --record``), and installs the HTTP interception: the recorder answers only the
+    requests it sees."""
     if mode is CallMode.LIVE or not recordings:
         return None
     from ..interception import install
@@ -34,7 +36,7 @@ def answering_session(
     return CallSession(
         mode,
         recordings,
-        volatile=like.volatile_paths if like is not None else (),
-        secret_headers=like.secret_headers if like is not None else (),
+        volatile=recording.volatile if recording is not None else (),
+        secret_headers=recording.secret_headers if recording is not None else (),
         redact=redacted,
     )
