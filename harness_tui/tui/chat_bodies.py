@@ -124,6 +124,56 @@ def sse_events(text: str) -> list[str]:
     return events
 
 
+def _new_message() -> dict[str, Any]:
+    return {"role": "assistant", "content": "", "calls": {}, "finish": None}
+
+
+def _openai_chunk(chunk: dict[str, Any], messages: dict[int, dict[str, Any]]) -> bool:
+    """Add an OpenAI chunk's ``choices[].delta`` to ``messages``; True if it had any."""
+    found = False
+    for choice in chunk.get("choices") or ():
+        delta = choice.get("delta") if isinstance(choice, dict) else None
+        if not isinstance(delta, dict):
+            continue
+        found = True
+        message = messages.setdefault(_index(choice), _new_message())
+        if isinstance(delta.get("role"), str):
+            message["role"] = delta["role"]
+        if isinstance(delta.get("content"), str):
+            message["content"] += delta["content"]
+        for call in delta.get("tool_calls") or ():
+            if not isinstance(call, dict):
+                continue
+            slot = message["calls"].setdefault(_index(call), {"name": "", "arguments": ""})
+            function = _mapping(call.get("function"))
+            slot["name"] += str(function.get("name") or "")
+            slot["arguments"] += str(function.get("arguments") or "")
+        if choice.get("finish_reason"):
+            message["finish"] = choice["finish_reason"]
+    return found
+
+
+def _anthropic_event(
+    chunk: dict[str, Any], blocks: dict[int, dict[str, Any]], messages: dict[int, dict[str, Any]]
+) -> bool:
+    """Add an Anthropic stream event to its content ``blocks``; True if it was one."""
+    kind, delta = chunk.get("type"), chunk.get("delta")
+    if kind == "content_block_start" and isinstance(chunk.get("content_block"), dict):
+        block = chunk["content_block"]
+        blocks[_index(chunk)] = {"type": block.get("type"), "name": block.get("name"),
+                                 "text": "", "json": ""}  # fmt: skip
+        return True
+    if kind == "content_block_delta" and isinstance(delta, dict):
+        empty = {"type": "text", "text": "", "json": ""}
+        block = blocks.setdefault(_index(chunk), empty)
+        block["text"] += str(delta.get("text") or "")
+        block["json"] += str(delta.get("partial_json") or "")
+        return True
+    if kind == "message_delta" and isinstance(delta, dict):
+        messages.setdefault(0, _new_message())["finish"] = delta.get("stop_reason")
+    return False
+
+
 def assemble_stream(events: list[str]) -> list[dict[str, Any]] | None:
     """The messages a chat stream's chunks spell (OpenAI ``choices[].delta`` or Anthropic
     ``content_block_delta``), or None when the events are not a chat stream."""
@@ -139,42 +189,8 @@ def assemble_stream(events: list[str]) -> list[dict[str, Any]] | None:
             return None
         if not isinstance(chunk, dict):
             return None
-        for choice in chunk.get("choices") or ():
-            delta = choice.get("delta") if isinstance(choice, dict) else None
-            if not isinstance(delta, dict):
-                continue
-            recognised = True
-            message = messages.setdefault(_index(choice), {"role": "assistant", "content": "",
-                                                  "calls": {}, "finish": None})  # fmt: skip
-            if isinstance(delta.get("role"), str):
-                message["role"] = delta["role"]
-            if isinstance(delta.get("content"), str):
-                message["content"] += delta["content"]
-            for call in delta.get("tool_calls") or ():
-                if not isinstance(call, dict):
-                    continue
-                slot = message["calls"].setdefault(_index(call), {"name": "", "arguments": ""})
-                function = _mapping(call.get("function"))
-                slot["name"] += str(function.get("name") or "")
-                slot["arguments"] += str(function.get("arguments") or "")
-            if choice.get("finish_reason"):
-                message["finish"] = choice["finish_reason"]
-        kind = chunk.get("type")
-        if kind == "content_block_start" and isinstance(chunk.get("content_block"), dict):
-            recognised = True
-            block = chunk["content_block"]
-            blocks[_index(chunk)] = {"type": block.get("type"), "name": block.get("name"),
-                                             "text": "", "json": ""}  # fmt: skip
-        elif kind == "content_block_delta" and isinstance(chunk.get("delta"), dict):
-            recognised = True
-            delta = chunk["delta"]
-            empty = {"type": "text", "text": "", "json": ""}
-            block = blocks.setdefault(_index(chunk), empty)
-            block["text"] += str(delta.get("text") or "")
-            block["json"] += str(delta.get("partial_json") or "")
-        elif kind == "message_delta" and isinstance(chunk.get("delta"), dict):
-            first: dict[str, Any] = {"role": "assistant", "content": "", "calls": {}}
-            messages.setdefault(0, first)["finish"] = chunk["delta"].get("stop_reason")
+        recognised = _openai_chunk(chunk, messages) or recognised
+        recognised = _anthropic_event(chunk, blocks, messages) or recognised
     if not recognised:
         return None
     if blocks:
@@ -191,7 +207,7 @@ def assemble_stream(events: list[str]) -> list[dict[str, Any]] | None:
             "role": m["role"],
             "content": m["content"],
             "tool_calls": [{"function": slot} for _, slot in sorted(m["calls"].items())],
-            "finish": m.get("finish"),
+            "finish": m["finish"],
         }
         for _, m in sorted(messages.items())
     ]
