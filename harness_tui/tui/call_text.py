@@ -20,6 +20,7 @@ from rich.text import Text
 
 from ..engine.call_matching import REPLACEMENT, FieldChange, body_json
 from ..engine.exchanges import Exchange
+from ..workflow.limits import LINE_CHARS
 from .chat_bodies import (
     assemble_stream,
     chat_answer,
@@ -84,19 +85,20 @@ def duration_text(seconds: float | None) -> str:
 
 
 def _timed_out(error: dict[str, str]) -> bool:
-    return "timeout" in error.get("type", "").lower()
+    """The client's own timeout (``ReadTimeout``, ``ConnectTimeoutError``, ``TimeoutError``)."""
+    return "Timeout" in error.get("type", "")
 
 
 def status_text(exchange: Exchange) -> str:
-    """The HTTP status, ``timeout`` or ``error`` when no answer came; for a recorded call,
-    ``ok`` or ``raised``."""
+    """The HTTP status, ``timed out`` or ``error`` when no answer came; for a recorded call,
+    ``returned`` or ``raised``."""
     error = exchange.error
     if exchange.kind == "call":
-        return "raised" if error else "ok"
+        return "raised" if error else "returned"
     if exchange.status is not None:
         return f"{exchange.status} cut" if error else str(exchange.status)
     if error and _timed_out(error):
-        return "timeout"
+        return "timed out"
     return "error" if error else "-"
 
 
@@ -110,7 +112,7 @@ def call_row(exchange: Exchange) -> CallRow:
     return CallRow(
         exchange.seq,
         visible(exchange.method[:16]),
-        visible(exchange.url[:2_000]),
+        visible(exchange.url[:LINE_CHARS]),
         status_text(exchange),
         size_text(size),
         duration_text(exchange.duration),

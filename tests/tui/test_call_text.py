@@ -120,7 +120,7 @@ def test_a_gzip_bomb_is_decoded_only_so_far() -> None:
     ("error", "status", "said", "row"),
     [
         ({"type": "ReadTimeout", "message": "timed out"}, None,
-         "timed out: no answer came: ReadTimeout: timed out", "timeout"),
+         "timed out: no answer came: ReadTimeout: timed out", "timed out"),
         ({"type": "ConnectError", "message": "refused"}, None,
          "no answer came: ConnectError: refused", "error"),
         ({"type": "RemoteProtocolError", "message": "peer closed"}, 200,
@@ -167,7 +167,7 @@ def test_binary_bodies_and_recorded_calls() -> None:
     assert "(5 B of binary data)" in _plain(binary)
     call = Exchange(1, "call", "CALL", "dice", (), b'{"args":[6],"kwargs":{}}', value=[4])
     assert 'arguments\n{\n  "args": [\n    6\n  ]' in _plain(call)
-    assert call_row(call).status == "ok"
+    assert call_row(call).status == "returned"
     raised = Exchange(
         2, "call", "CALL", "db", (), b"{}", error={"type": "KeyError", "message": "x"}
     )

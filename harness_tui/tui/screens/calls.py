@@ -38,7 +38,7 @@ class CallList(LineTable):
                 Column("seq", "#", 4),
                 Column("method", "method", 6),
                 Column("target", "URL or name"),
-                Column("status", "status", 7),
+                Column("status", "status", 9),
                 Column("size", "size", 8),
                 Column("time", "time", 7),
             ],
