@@ -11,8 +11,9 @@ Measured on a shared 2-core machine, best of 7, before/after lazy command module
 pydantic-free reading of plainly valid files: ``validate`` 180 -> 90 ms (``import yaml,
 pydantic`` 55-57 ms: 123 -> 35 ms more), ``plan`` 182 -> 88 ms, ``--help`` 66 -> 64 ms,
 ``schema`` 68 -> 52 ms, ``generate`` 73 -> 55 ms; ``validate (a problem)`` 181 -> 161 ms. The
-commands on runs (``run``, ``runs``, ``replay``, ``diff``: 230-275 ms) mostly pay for
-``harness_tui.records`` (its export model alone builds pydantic classes, about 40 ms).
+commands on runs (``run``, ``runs``, ``replay``, ``diff``: 230-275 ms) mostly paid for
+``harness_tui.records``: a run that writes an export no longer loads the schema that reads one
+(pydantic and the export's models) nor ``importlib.metadata`` until it writes.
 
 Run: python benchmarks/bench_command_imports.py [--runs 7] [--tree TREE]
 """
