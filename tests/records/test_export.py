@@ -285,3 +285,21 @@ def test_golden_check_and_update(tmp_path: Path) -> None:
     changed = runner.invoke(cli, ["golden", wf, str(golden), "--payload", '{"user_id": "u002"}'])
     assert changed.exit_code == 1
     assert "golden mismatch" in changed.stdout
+
+
+def test_two_exports_of_one_workflow_share_its_parsed_form_while_open(
+    exported: Path, tmp_path: Path
+) -> None:
+    import gc
+
+    from harness_tui.records.export import record as record_module
+
+    first, second = RunRecord.read(exported), RunRecord.read(exported)
+    assert first.workflow is second.workflow  # one parse for a diff of two of its runs
+    other = record_of(load_workflow(ROOT / "workflows/user_profile.yaml"))
+    assert other.workflow is not first.workflow
+    source = first.document["workflow"]["source"]
+    assert [key for key in record_module._PARSED if key[0] == source]
+    del first, second
+    gc.collect()
+    assert not [key for key in record_module._PARSED if key[0] == source]  # let go
