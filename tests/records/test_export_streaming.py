@@ -17,7 +17,7 @@ from harness_tui.engine.canonical import digest
 from harness_tui.engine.clock import FakeClock
 from harness_tui.engine.orchestrator import TaskOrchestrator
 from harness_tui.files import FileError, atomic_write_chunks
-from harness_tui.records.export import RunRecord
+from harness_tui.records.export import RunRecord, writing
 from harness_tui.records.export.writing import checksum, export_chunks, export_text
 from harness_tui.workflow.loader import load_workflow
 
@@ -57,8 +57,10 @@ KEYS = st.sampled_from(["format", "format_version", "trace", "plan", "é", "", "
 
 def members(floats: st.SearchStrategy[float]) -> st.SearchStrategy[Any]:
     """An export's shapes: arrays of flat records (trace, timings), objects of small values
-    (results), and anything else."""
-    scalars = st.none() | st.booleans() | st.integers() | floats | st.text(max_size=8)
+    (results), and anything else; text with braces, separators and control characters in
+    it."""
+    text = st.text(st.sampled_from('}{,:"\\\x01\x02\n é') | st.characters(), max_size=8)
+    scalars = st.none() | st.booleans() | st.integers() | floats | text
     flat = st.dictionaries(st.text(max_size=5), scalars, max_size=5) | st.lists(scalars, max_size=5)
     return VALUES | st.lists(flat | VALUES, max_size=6) | st.dictionaries(st.text(max_size=4), flat)
 
@@ -68,9 +70,11 @@ JSON_MEMBERS = members(st.floats(allow_nan=False, allow_infinity=False))
 
 
 @settings(max_examples=150)
-@given(st.dictionaries(KEYS | st.text(max_size=4), MEMBERS, max_size=8))
-def test_the_streamed_text_is_the_whole_one(document: dict[str, Any]) -> None:
-    assert "".join(export_chunks(document)) == export_text(document) == whole_text(document)
+@given(st.dictionaries(KEYS | st.text(max_size=4), MEMBERS, max_size=8), st.sampled_from([1, 2, 3]))
+def test_the_streamed_text_is_the_whole_one(document: dict[str, Any], run: int) -> None:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(writing, "_RUN", run)  # records written together, in runs this long
+        assert "".join(export_chunks(document)) == export_text(document) == whole_text(document)
 
 
 @settings(max_examples=100)

@@ -191,10 +191,46 @@ def _indented_chunks(value: Any, level: int, depth: int) -> Iterator[str]:
         yield "\n" + _INDENT * level + "}"
     else:
         yield "["
-        for index, item in enumerate(value):
-            yield f",{inner}" if index else inner
-            yield from _indented_chunks(item, level + 1, depth - 1)
+        for start in range(0, len(value), _RUN):
+            run = value[start : start + _RUN]
+            records = _records(run, level + 1) if depth == 1 else None
+            if records is not None:
+                yield (f",{inner}" if start else inner) + records
+                continue
+            for index, item in enumerate(run, start):
+                yield f",{inner}" if index else inner
+                yield from _indented_chunks(item, level + 1, depth - 1)
         yield "\n" + _INDENT * level + "]"
+
+
+_RUN = 1024
+"""Members of a long array written in one call when they are all records (see
+:func:`_records`)."""
+_SCALAR_TYPES = frozenset((str, int, float, bool, type(None)))
+_STR = frozenset((str,))
+
+
+def _records(run: list[Any], level: int) -> str | None:
+    """A run of records (non-empty objects of scalars under string keys: events, timings,
+    attempts without a log) as ``json.dumps`` indents them at ``level`` and joins them in an
+    array; None if one is not a record.
+
+    One call of the C encoder writes the run with a control character between members: JSON
+    text never holds one raw (a string escapes it), and only between two records does one
+    follow a ``}`` (a scalar never ends in one), so replacing them lays the text out exactly.
+    """
+    for item in run:
+        if type(item) is not dict or not item:
+            return None
+        if not (
+            _STR.issuperset(map(type, item)) and _SCALAR_TYPES.issuperset(map(type, item.values()))
+        ):
+            return None
+    text = _encode_records(run)[2:-2]  # without "[{" and "}]"
+    inner = "\n" + _INDENT * (level + 1)
+    close_open = "\n" + _INDENT * level + "},\n" + _INDENT * level + "{" + inner
+    text = text.replace("}\x01{", "\x02").replace("\x01", "," + inner).replace("\x02", close_open)
+    return "{" + inner + text + "\n" + _INDENT * level + "}"
 
 
 _SCALARS = (str, int, float, bool, type(None))
@@ -235,6 +271,20 @@ def _flat_encoder(level: int) -> Callable[[Any], str]:
 
 def _not_scalar(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+if c_make_encoder is not None:
+    _records_encoder = c_make_encoder(
+        None, _not_scalar, encode_basestring, None, ": ", "\x01", True, False, True
+    )
+
+    def _encode_records(run: list[Any]) -> str:
+        return "".join(_records_encoder(run, 0))
+
+else:  # pragma: no cover - interpreters without the C accelerator
+    _encode_records = json.JSONEncoder(  # type: ignore[assignment]
+        ensure_ascii=False, sort_keys=True, separators=("\x01", ": ")
+    ).encode
 
 
 def run_document(
