@@ -241,6 +241,12 @@ NOT_JSON = [
     {"b": [1, {"c": [2, {"d": (3,)}]}], "a": [1]},
     {"trace": [{"seq": 0}, {"seq": 1}, {"seq": 2}, {"seq": (3,)}, {"seq": 4}]},
     {"results": {"a": 1, "b": 2, "c": {"d": math.inf}, "e": 5}},
+    # runs of records (objects of scalars): encoded without the round trip, refused the same
+    {"trace": [{"seq": 0}, {"seq": 1.5}, {"wall": math.nan}, {"seq": 3}]},
+    {"trace": [{"task": "a"}, {"task": "b\ud800"}, {"task": "c"}]},
+    {"results": {"a": {"v": 1}, "b": {"v": "\udc80"}, "c": {"v": 3}}},
+    {"results": {"a": {"v": 1}, "b": {"v": -math.inf}}},
+    {"trace": [{"seq": 0}, {"seq": True}, {"seq": [1]}, {"seq": (1,)}]},
 ]
 
 
