@@ -99,6 +99,7 @@ def _verify_against(
 
     record = RunRecord.read(against)
     calls = replaying_session(record, calls_mode, offline)
+    workflow, executor = _reapplied(record, against, workflow, executor, calls)
     recorded = record.document["workflow"]["name"]
     if recorded != workflow.name and not set(record.plan.names) & set(workflow.graph.nodes):
         die(
@@ -125,6 +126,45 @@ def _verify_against(
         first = diff.first
         echo("diverges from the record: " + (first.describe() if first else "digests differ"))
     sys.exit(EXIT_FAILED)
+
+
+def _reapplied(
+    record: RunRecord,
+    against: str,
+    workflow: Workflow,
+    executor: Executor | None,
+    calls: CallSession | None,
+) -> tuple[Workflow, Executor | None]:
+    """The workflow and executor that reproduce a what-if fork: its overrides applied again
+    (a parameter patched, an output set, a recorded answer edited); as given otherwise."""
+    from ..engine.attempt import Executor
+    from ..engine.untrusted import shown
+    from ..records.overrides import (
+        OverridingExecutor,
+        edit_answers,
+        overrides_of,
+        patch_workflow,
+        set_outputs,
+    )
+
+    overrides = overrides_of(record.document)
+    if not overrides:
+        return workflow, executor
+    hidden = [o for o in overrides if o.redacted]
+    if hidden:
+        die(
+            f"{against} is a what-if re-run whose override values were redacted "
+            f"({shown(hidden[0].option)}): reproducing it needs them; verify against the "
+            "unredacted export"
+        )
+    base = Path(workflow.path).resolve().parent if workflow.path != "<string>" else None
+    workflow, overrides = patch_workflow(workflow, overrides, base)
+    if calls is not None:
+        edit_answers(calls.recording, overrides)
+    outputs = set_outputs(overrides)
+    if outputs:
+        executor = OverridingExecutor(executor or Executor(), outputs)
+    return workflow, executor
 
 
 def _attempt_outcomes(record: RunRecord) -> dict[str, list[tuple[int, str]]]:

@@ -16,7 +16,7 @@ import re
 import stat
 import tempfile
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
 from functools import cached_property
 from importlib import metadata
@@ -49,7 +49,8 @@ from ..workflow.payload import NotRegularFileError, open_regular, read_capped, t
 from ..workflow.python_source import python_spec, workflow_from_spec
 from .errors import RecordError
 from .io_redaction import redact_recordings
-from .model import FORMAT, FORMAT_VERSION, FORMAT_VERSION_IO, RunExport
+from .model import FORMAT, FORMAT_VERSION, FORMAT_VERSION_IO, FORMAT_VERSION_OVERRIDES, RunExport
+from .overrides import Override, redacted_overrides
 from .redaction import REPLACEMENT, UNCHECKED, redact_document
 
 __all__ = [
@@ -384,6 +385,7 @@ class RunRecord:
         status: str | None = None,
         forked_from: tuple[str, str] | None = None,
         environment: Mapping[str, Any] | None = None,
+        overrides: Sequence[Override] = (),
     ) -> RunRecord:
         """Capture a run (finished or not) with its workflow.
 
@@ -393,6 +395,8 @@ class RunRecord:
                 :mod:`.redaction`).
             status: the run status to record instead of the run's own (a stored run's).
             forked_from: ``(run digest, task)`` of the run this one was re-run from.
+            overrides: the what-if changes of that re-run (export 1.3; values redacted under
+                ``redact``).
             environment: what to record as the environment (default: this interpreter's).
         """
         keys = frozenset(redact)
@@ -421,6 +425,11 @@ class RunRecord:
         }
         if run.plan.scheduler is not None:  # only then: every other export stays as it was
             document["scheduler"] = run.plan.scheduler
+        if overrides and document["forked_from"] is not None:  # only then: export 1.3
+            document["format_version"] = FORMAT_VERSION_OVERRIDES
+            document["forked_from"]["overrides"] = (
+                redacted_overrides(overrides) if keys else [o.to_json() for o in overrides]
+            )
         if keys:
             params = [node.params for node in workflow.graph.nodes.values()]
             known = [run.payload, workflow.payload, *params, run.results]
@@ -847,7 +856,7 @@ def _check_free_form(document: Mapping[str, Any], name: str, limits: Limits) -> 
     (payload, results, spec, environment), so that no later step meets a value it cannot
     digest or show."""
     max_bits = int(limits.int_digits * 3.33) + 1
-    for part in ("payload", "results", "spec", "environment"):
+    for part in ("payload", "results", "spec", "environment", "forked_from"):
         stack: list[tuple[Any, int]] = [(document.get(part), 1)]
         while stack:
             value, depth = stack.pop()

@@ -24,6 +24,7 @@ from ..workflow.loader import Workflow
 from .errors import StoreError
 from .export import RunRecord
 from .fork import Fork, ForkClock
+from .overrides import Override
 from .store import RunStore
 
 __all__ = ["LiveRun", "RunSummary"]
@@ -97,6 +98,7 @@ class LiveRun:
         self.run_id = run_id
         self.problem: str | None = None
         self.forked_from: tuple[str, str] | None = None  # (run digest, task) of a re-run
+        self.overrides: tuple[Override, ...] = ()  # a what-if re-run's changes
         self.driver = Driver(run)
         self._finished_recorded = False
 
@@ -159,6 +161,7 @@ class LiveRun:
             calls=calls,
         )
         live.forked_from = fork.forked_from
+        live.overrides = fork.overrides
         return live
 
     @classmethod
@@ -217,7 +220,11 @@ class LiveRun:
         if self.store is not None and self.run_id is None and self.problem is None:
             try:
                 self.run_id = self.store.record(
-                    self.run, self.workflow, on_error=self._lost, forked_from=self.forked_from
+                    self.run,
+                    self.workflow,
+                    on_error=self._lost,
+                    forked_from=self.forked_from,
+                    overrides=[o.to_json() for o in self.overrides],
                 )
             except StoreError as exc:
                 self.problem = f"runs are not recorded: {exc}"
@@ -319,5 +326,10 @@ class LiveRun:
     def export(self, redact: Iterable[str] = ()) -> RunRecord:
         """The run as an export (finished or not)."""
         return RunRecord.from_run(
-            self.run, self.workflow, run_id=self.run_id, redact=redact, forked_from=self.forked_from
+            self.run,
+            self.workflow,
+            run_id=self.run_id,
+            redact=redact,
+            forked_from=self.forked_from,
+            overrides=self.overrides,
         )
