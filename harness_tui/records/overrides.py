@@ -197,14 +197,27 @@ def redacted_overrides(overrides: Iterable[Override]) -> list[dict[str, Any]]:
 
 
 def check_tasks(overrides: Iterable[Override], workflow: Workflow, where: str) -> None:
-    """Refuse an override of a task ``workflow`` does not have.
+    """Refuse an override of a task ``workflow`` does not have, one given twice, and one of
+    a task whose output is overridden (it is not called: nothing else of it applies).
 
     Raises:
         OverrideError: one line naming the option and the task.
     """
+    seen: dict[tuple[Any, ...], Override] = {}
     for override in overrides:
         if override.task not in workflow.graph.nodes:
             raise OverrideError(f"{override.option}: no task {quoted(override.task)} in {where}")
+        same = (override.kind, override.task, override.attempt, override.index, override.param)
+        if same in seen:
+            raise OverrideError(f"{override.option} is given twice")
+        seen[same] = override
+    outputs = {o.task for o in seen.values() if o.kind == "output"}
+    for override in seen.values():
+        if override.kind != "output" and override.task in outputs:
+            raise OverrideError(
+                f"{override.option}: {OPTIONS['output']} {override.task} already means the "
+                "task is not called"
+            )
 
 
 # -- answers -----------------------------------------------------------------------------------
