@@ -166,6 +166,10 @@ WORKBENCH: tuple[Action, ...] = (
     Action("rerun-from-task", "F", "rerun_from", "Rerun from", "run: Rerun from task",
            "Re-run from the selected task with the current code; other tasks keep what they "
            "did", why_not=when_open, runs_code=True),
+    Action("edit-output", "E", "edit_output", "Edit output", "task: Edit output and rerun",
+           "Give the selected task another output and re-run only what follows from it (the "
+           "others keep what they did), then compare the two runs; on a failed task: mark it "
+           "done and continue", why_not=when_open, runs_code=True),
     Action("dag-compact", "z", "toggle_compact", "Compact", "view: Compact or full boxes",
            "Switch the DAG between one-line boxes and bordered boxes with whole names",
            why_not=when_open),

@@ -28,6 +28,7 @@ from ..records.errors import RecordError
 from ..records.export import FileKind, RunRecord, export_name, file_kind
 from ..records.fork import Fork, plan_fork
 from ..records.live import LiveRun
+from ..records.overrides import Override
 from ..records.replay import replay_run
 from ..records.store import RunStore
 from ..workflow.errors import WorkflowError
@@ -75,6 +76,7 @@ class Session:
             self.delivered = len(resumed.run.events)
         self._routing: Routing | None = None
         self.code_folder: Path | None = None  # where a re-run found the task code
+        self.compared_with: RunRecord | None = None  # the run a what-if fork is compared with
 
     # -- identity ---------------------------------------------------------------------------
 
@@ -160,6 +162,7 @@ class Session:
     def _replace_run(self) -> None:
         """Leave the current run behind (the store marks it abandoned) and start afresh."""
         self.live.abandon()
+        self.compared_with = None
         self.live = self._new_live()
         self.live.driver.break_on_failure = self._break_on_failure
 
@@ -195,16 +198,30 @@ class Session:
         """A fresh run of the same plan (breakpoints are kept)."""
         self._replace_run()
 
-    def rerun_from(self, task: str) -> Fork:
+    def plan_rerun(self, task: str | None, overrides: tuple[Override, ...] = ()) -> Fork:
+        """What re-running the run on screen from ``task`` (and from each override's task)
+        would keep and run; nothing starts.
+
+        Raises:
+            RecordError: an unknown task, or a record that cannot be re-run.
+        """
+        opened = self.source_path or None  # an export's code is looked for beside it
+        record = self.export_record()
+        return plan_fork(record, task, None, opened, self.code_folder, overrides=overrides)
+
+    def rerun_from(self, task: str | None, overrides: tuple[Override, ...] = ()) -> Fork:
         """Re-run the run on screen from ``task``: it and its descendants run with the
         current code, every other task keeps what this run did (see :mod:`records.fork`).
-        A replayed export becomes a live run here.
+        With ``overrides`` (a what-if re-run, :mod:`records.overrides`) their tasks are
+        starts too, and the run on screen is kept in :attr:`compared_with` to compare the
+        fork with once it ends. A replayed export becomes a live run here.
 
         Raises:
             RecordError: ``task`` is unknown, or the record cannot be re-run.
         """
-        opened = self.source_path or None  # an export's code is looked for beside it
-        fork = plan_fork(self.export_record(), task, None, opened, self.code_folder)
+        before = self.export_record() if overrides else None
+        fork = self.plan_rerun(task, overrides)
+        self.compared_with = before
         self.code_folder = fork.code_folder or self.code_folder
         self.live.abandon()
         self.record = None

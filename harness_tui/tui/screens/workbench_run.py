@@ -9,10 +9,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from ...engine.canonical import loads
 from ...engine.driver import StopReason
 from ...engine.errors import HarnessError
-from ...engine.events import RunStatus, TraceEvent
+from ...engine.events import FAILURE_STATUSES, RunStatus, TraceEvent
 from ...engine.graph import TaskNode
+from ...records.overrides import Override
 from ..controller import (
     Crashed,
     DriveStarted,
@@ -25,8 +27,17 @@ from ..controller import (
     Ticked,
 )
 from ..modals.confirm import ConfirmModal
+from ..modals.output import OutputModal
 from ..sanitize import visible
+from .diff import record_diff_screen
 from .workbench_host import Workbench
+
+
+def _names(tasks: list[str]) -> str:
+    """``a, b, c`` (the first eight), or ``nothing``."""
+    if not tasks:
+        return "nothing"
+    return ", ".join(tasks[:8]) + (f" and {len(tasks) - 8} more" if len(tasks) > 8 else "")
 
 
 def held_hint(event: TraceEvent, node: TaskNode) -> str:
@@ -58,6 +69,7 @@ class RunActions:
             "stop-task": self.stop,
             "run-restart": lambda: self.replace_run("restart", self._restart_now),
             "rerun-from-task": self.rerun_from,
+            "edit-output": self.edit_output,
             "toggle-breakpoint": self.toggle_breakpoint,
             "toggle-break-on-failure": self.toggle_break_on_failure,
         }
@@ -134,6 +146,69 @@ class RunActions:
             f"from beside the export, else from {folder}, and your Python path. Run it?"
         )
         self.screen.app.push_screen(ConfirmModal(question, "Run the code"), answered)
+
+    def edit_output(self) -> None:
+        """``E``: another output for the selected task; what follows from it re-runs (the
+        plan shown first), then the diff screen compares the two runs. On a failed task it is
+        "mark done and continue": the same fork, at that task."""
+        session, task = self.controller.session, self.screen.selected
+        if session is None:
+            return
+        if task is None:
+            self.screen.notify("select a task first (arrows, or / to find one)")
+            return
+        try:
+            fork = session.plan_rerun(None, (Override("output", task, None),))
+        except HarnessError as exc:
+            self.screen.notify(str(exc), title="Cannot re-run", severity="error")
+            return
+        order = list(fork.workflow.graph.nodes)
+        again = [t for t in order if t != task and t not in fork.kept]
+        kept = [t for t in order if t in fork.kept]
+        plan = (
+            f"{task} is not called: its output is what you write. Re-runs: "
+            f"{_names(again)}. Keep what they did: {_names(kept)}."
+        )
+        failed = session.status(task) in FAILURE_STATUSES
+        title = f"Mark {task} done with this output and continue" if failed else (
+            f"{task}: another output, then re-run what follows")  # fmt: skip
+        text = session.run.output_text(task)
+        output = loads(text) if text is not None else None
+
+        def edited(value: object) -> None:
+            if value is OutputModal.CANCELLED:
+                return
+            name = f"what-if on {task}"
+            start = lambda: self._what_if_now(task, value)  # noqa: E731
+            if not session.replay:
+                self.replace_run(name, start)
+                return
+
+            def answered(yes: bool | None) -> None:
+                if yes:
+                    self.replace_run(name, start)
+
+            question = (
+                f"Re-running what follows {task} runs task code that this export names. Run it?"
+            )
+            self.screen.app.push_screen(ConfirmModal(question, "Run the code"), answered)
+
+        self.screen.app.push_screen(OutputModal(title, plan, output), edited)
+
+    def _what_if_now(self, task: str, value: object) -> bool:
+        """Fork the run on screen with ``task``'s output set to ``value`` and continue it."""
+        session = self.controller.session
+        if session is None:
+            return False
+        try:
+            session.rerun_from(None, (Override("output", task, value),))
+        except HarnessError as exc:
+            self.screen.notify(str(exc), title="Cannot re-run", severity="error")
+            return False
+        self.screen.show_session()
+        self.screen.notify(f"{task}: output set; re-running what follows, then comparing")
+        self.go(single=False)  # queued: it starts once this intent returns
+        return False
 
     def _rerun_now(self, task: str) -> bool:
         """Fork the run on screen at ``task`` (a new, live run); it waits for a step."""
@@ -261,3 +336,12 @@ class RunActions:
             title="Run finished",
             severity="error" if failed else "information",
         )
+        session = self.controller.session
+        if session is not None and session.compared_with is not None:  # a what-if fork ended
+            before, session.compared_with = session.compared_with, None
+            try:
+                diff = record_diff_screen(before, session.export_record())
+            except HarnessError as exc:
+                self.screen.notify(str(exc), title="Cannot compare", severity="error")
+                return
+            self.screen.app.push_screen(diff)

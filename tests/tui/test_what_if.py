@@ -1,0 +1,126 @@
+"""``E`` in the workbench: another output for the selected task, the plan of what re-runs shown
+first, then the diff screen on the two runs; on a failed task, mark it done and continue
+(issue 35)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from textual.widgets import Label, TextArea
+
+from harness_tui.tui.modals.output import OutputModal
+from harness_tui.tui.screens.diff import DiffScreen
+
+from .conftest import make_app, settle, workbench
+
+SIZE = (120, 40)
+TASKS = """\
+import os
+CALLS = []
+def fetch(inputs):
+    CALLS.append("fetch"); return 1
+def summarize(inputs):
+    CALLS.append("summarize")
+    if os.environ.get("WI_TUI_FAIL"):
+        raise ValueError("model down")
+    return {"summary": "one row"}
+def report(inputs):
+    CALLS.append("report"); return "REPORT " + inputs["context"]["results"]["summarize"]["summary"]
+def side(inputs):
+    CALLS.append("side"); return "side"
+"""
+WORKFLOW = """\
+name: what_if
+on_failure: continue
+tasks:
+  fetch: {run: 'wi_tui_tasks:fetch'}
+  side: {run: 'wi_tui_tasks:side', depends_on: [fetch]}
+  summarize: {run: 'wi_tui_tasks:summarize', depends_on: [fetch]}
+  report: {run: 'wi_tui_tasks:report', depends_on: [summarize]}
+"""
+
+
+@pytest.fixture
+def agent(tmp_path: Path) -> Iterator[Path]:
+    (tmp_path / "wi_tui_tasks.py").write_text(TASKS)
+    workflow = tmp_path / "what_if.yaml"
+    workflow.write_text(WORKFLOW)
+    sys.modules.pop("wi_tui_tasks", None)
+    yield workflow
+    sys.modules.pop("wi_tui_tasks", None)
+
+
+def called() -> list[str]:
+    module = sys.modules["wi_tui_tasks"]
+    seen = sorted(module.CALLS)
+    module.CALLS.clear()
+    return seen
+
+
+async def test_e_shows_the_plan_checks_the_json_then_compares_the_two_runs(agent: Path) -> None:
+    app = make_app(agent)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("c")
+        await settle(pilot)
+        screen = workbench(app)
+        assert screen.session is not None and screen.session.run.status.value == "succeeded"
+        assert called() == ["fetch", "report", "side", "summarize"]
+        screen._select("summarize")
+        await pilot.press("E")
+        await pilot.pause()
+        modal = app.screen
+        assert isinstance(modal, OutputModal)
+        plan = str(modal.query_one("#output-plan", Label).render())
+        assert "Re-runs: report. Keep what they did: fetch, side." in plan
+        assert '"summary": "one row"' in modal.query_one(TextArea).text
+        modal.query_one(TextArea).text = '{"summary": '
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        error = str(modal.query_one("#output-error", Label).render())
+        assert error.startswith("output: not JSON") and "\n" not in error
+        assert app.screen is modal  # still editing
+        modal.query_one(TextArea).text = '{"summary": "by hand"}'
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        await settle(pilot)
+        assert called() == ["report"]  # summarize not called; fetch and side kept
+        diff = app.screen
+        assert isinstance(diff, DiffScreen) and diff.runs is not None
+        assert {task: d.cause for task, d in diff.runs.items()} == {
+            "summarize": "output overridden by the user",
+            "report": "upstream summarize differs",
+        }
+        assert screen.session.run.results["report"] == "REPORT by hand"
+        (override,) = screen.session.export_record().document["forked_from"]["overrides"]
+        assert override == {"task": "summarize", "kind": "output", "value": {"summary": "by hand"}}
+
+
+async def test_mark_a_failed_task_done_and_continue(
+    agent: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("WI_TUI_FAIL", "1")
+    app = make_app(agent)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("c")
+        await settle(pilot)
+        screen = workbench(app)
+        assert screen.session is not None and screen.session.run.status.value == "failed"
+        called()
+        screen._select("summarize")
+        await pilot.press("E")
+        await pilot.pause()
+        modal = app.screen
+        assert isinstance(modal, OutputModal)
+        assert "Mark summarize done with this output and continue" in str(
+            modal.query_one(".dialog-title", Label).render()
+        )
+        modal.query_one(TextArea).text = '{"summary": "done by hand"}'
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        await settle(pilot)
+        assert called() == ["report"]
+        assert screen.session.run.status.value == "succeeded"
+        assert isinstance(app.screen, DiffScreen)
