@@ -116,10 +116,12 @@ def rerun(
     run_id = live.ensure_recorded()
     if not quiet:
         order = {name: i for i, name in enumerate(fork.workflow.graph.nodes)}
-        starts = sorted({fork.task, *(o.task for o in fork.overrides)}, key=order.__getitem__)
+        starts = sorted(fork.starts, key=order.__getitem__)
         echo(f"re-running from {shown(', '.join(starts))}: {kept_summary(fork, order)}", err=True)
+        given = {o.key for o in overrides}
         for override in fork.overrides:
-            echo(f"override: {shown(override.option)}", err=True)
+            kept = "" if override.key in given else " (the record's, still applied)"
+            echo(f"override: {shown(override.option)}{kept}", err=True)
         if fork.code_folder is not None:  # re-running imports code from there: say where
             echo(f"task code from {shown(_from_here(fork.code_folder))}", err=True)
         if run_id:

@@ -33,7 +33,14 @@ from ..workflow.python_source import load_python, python_spec
 from ..workflow.refs import PYTHON_REF
 from .errors import RecordError
 from .export import RunRecord
-from .overrides import Override, OverridingExecutor, check_tasks, patch_workflow, set_outputs
+from .overrides import (
+    Override,
+    OverridingExecutor,
+    check_tasks,
+    overrides_of,
+    patch_workflow,
+    set_outputs,
+)
 
 __all__ = ["Fork", "ForkError", "plan_fork"]
 
@@ -56,7 +63,8 @@ class Fork:
         code_folder: the folder the re-run tasks' code is imported from (None when they
             need none there: built-ins, or modules installed on ``sys.path``).
         overrides: the what-if changes it makes (:mod:`.overrides`), ``with`` ones with their
-            patch; each starts the re-run at its task.
+            patch: those given, each a start, after those of the record that still hold.
+        starts: the tasks it re-runs from (``task``, and those of the overrides given).
     """
 
     workflow: Workflow
@@ -67,6 +75,7 @@ class Fork:
     record: RunRecord
     code_folder: Path | None = None
     overrides: tuple[Override, ...] = ()
+    starts: frozenset[str] = frozenset()
 
     def executor(self, live: Executor | None = None) -> KeptExecutor:
         """An executor that replays the kept tasks' attempts (and their recorded calls),
@@ -124,9 +133,11 @@ def plan_fork(
     if task is not None and task not in target.graph.nodes:
         raise ForkError(f"{name}: no task {task!r} in workflow {target.name!r}")
     check_tasks(overrides, target, f"workflow {target.name!r}")
-    base = folder if folder is not None else _folder_of(target)
-    target, overrides = patch_workflow(target, overrides, base)
     starts = {o.task for o in overrides} | ({task} if task is not None else set())
+    inherited = tuple(o for o in _inherited(overrides_of(record.document), overrides, task)
+                      if o.task in target.graph.nodes)  # fmt: skip
+    base = folder if folder is not None else _folder_of(target)
+    target, overrides = patch_workflow(target, (*inherited, *overrides), base)
     if not starts:
         raise ForkError(f"{name}: nothing to re-run: give --from TASK or an override")
     order = list(target.graph.nodes)
@@ -140,7 +151,29 @@ def plan_fork(
     if workflow is not None:
         _check_kept_unchanged(recorded, workflow, kept, first)
     forked_from = (record.digests["run"], first)
-    return Fork(target, record.payload, first, kept, forked_from, record, folder, overrides)
+    return Fork(
+        target, record.payload, first, kept, forked_from, record, folder, overrides,
+        frozenset(starts),
+    )  # fmt: skip
+
+
+def _inherited(
+    parent: tuple[Override, ...], overrides: tuple[Override, ...], task: str | None
+) -> list[Override]:
+    """The overrides of the record (a what-if fork re-run again) that still hold: not those
+    of ``task`` (re-run with its code), nor those a new override replaces (the same one, or
+    any of a task whose output is now set, or the output of a task now given another answer
+    or parameter). They apply without being starts: a kept task shows them already."""
+    new = {o.key for o in overrides}
+    outputs = {o.task for o in overrides if o.kind == "output"}
+    changed = {o.task for o in overrides if o.kind != "output"}
+    return [
+        o for o in parent
+        if o.task != task
+        and o.key not in new
+        and o.task not in outputs
+        and not (o.kind == "output" and o.task in changed)
+    ]  # fmt: skip
 
 
 _Place = tuple[str, Path | None]

@@ -97,6 +97,11 @@ class Override:
     patch: tuple[dict[str, Any], ...] = ()
 
     @property
+    def key(self) -> tuple[str, str, int | None, int | None, str | None]:
+        """What it changes: two overrides of one key cannot both apply."""
+        return (self.kind, self.task, self.attempt, self.index, self.param)
+
+    @property
     def option(self) -> str:
         """The override as the ``rerun`` option that makes it (the value left out)."""
         if self.kind == "answer":
@@ -207,10 +212,9 @@ def check_tasks(overrides: Iterable[Override], workflow: Workflow, where: str) -
     for override in overrides:
         if override.task not in workflow.graph.nodes:
             raise OverrideError(f"{override.option}: no task {quoted(override.task)} in {where}")
-        same = (override.kind, override.task, override.attempt, override.index, override.param)
-        if same in seen:
+        if override.key in seen:
             raise OverrideError(f"{override.option} is given twice")
-        seen[same] = override
+        seen[override.key] = override
     outputs = {o.task for o in seen.values() if o.kind == "output"}
     for override in seen.values():
         if override.kind != "output" and override.task in outputs:

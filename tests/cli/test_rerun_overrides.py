@@ -185,3 +185,39 @@ def test_an_override_round_trips_through_json() -> None:
     assert typed == Override("answer", "ask", {"a": [1, "=#:"]}, attempt=2, index=3)
     assert Override.from_json(typed.to_json()) == typed
     assert parse_override("with", 'ask.style.x="a=b"').param == "style.x"
+
+
+def test_a_fork_re_run_again_keeps_its_overrides_unless_replaced(folder: Path) -> None:
+    harness("rerun", str(folder / "run.json"), "--no-store", "-q", "--set-output", 'total="fixed"',
+            "--export", str(folder / "fork.json"))  # fmt: skip
+    calls()
+    code, _, err = harness("rerun", str(folder / "fork.json"), "--no-store", "--with", "roll.n=3",
+                           "--export", str(folder / "again.json"))  # fmt: skip
+    assert code == 0, err
+    assert "override: --set-output total (the record's, still applied)" in err
+    assert calls() == ["roll"]  # total is below roll, and still set
+    again = RunRecord.read(folder / "again.json")
+    assert again.results["total"] == "fixed" and again.results["roll"]["n"] == 3
+    assert [o["kind"] for o in again.document["forked_from"]["overrides"]] == ["output", "with"]
+    code, out, err = harness("verify", str(folder / "dice.yaml"), "--against",
+                             str(folder / "again.json"), "--offline")  # fmt: skip
+    assert code == 0, out + err
+    assert calls() == ["other", "roll"]  # every task but the one whose output is set
+    code, _, err = harness("rerun", str(folder / "again.json"), "--no-store", "-q",
+                           "--from", "total", "--export", str(folder / "code.json"))  # fmt: skip
+    assert code == 0, err
+    assert calls() == ["total"]  # --from total: its code runs again
+    code_fork = RunRecord.read(folder / "code.json")
+    assert code_fork.results["total"]["score"] == code_fork.results["roll"]["dice"] * 3
+    assert [o["kind"] for o in code_fork.document["forked_from"]["overrides"]] == ["with"]
+
+
+def test_the_same_what_if_twice_gives_the_same_digests(folder: Path) -> None:
+    for name in ("one.json", "two.json"):
+        code, _, err = harness("rerun", str(folder / "run.json"), "--no-store", "-q",
+                               "--set-answer", "roll#1:1=0.5", "--with", "roll.n=4",
+                               "--export", str(folder / name))  # fmt: skip
+        assert code == 0, err
+    one, two = RunRecord.read(folder / "one.json"), RunRecord.read(folder / "two.json")
+    assert one.digests == two.digests
+    assert one.document["forked_from"] == two.document["forked_from"]
