@@ -15,6 +15,7 @@ from harness_tui.tui.modals.output import OutputModal
 from harness_tui.tui.screens.diff import DiffScreen
 
 from .conftest import make_app, settle, workbench
+from .test_seams import until
 
 SIZE = (120, 40)
 TASKS = """\
@@ -123,4 +124,35 @@ async def test_mark_a_failed_task_done_and_continue(
         await settle(pilot)
         assert called() == ["report"]
         assert screen.session.run.status.value == "succeeded"
+        assert isinstance(app.screen, DiffScreen)
+
+
+async def test_mark_done_while_held_at_the_failure_stops_the_run_and_continues_the_fork(
+    agent: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness_tui.tui.modals.confirm import ConfirmModal
+
+    monkeypatch.setenv("WI_TUI_FAIL", "1")
+    app = make_app(agent)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f", "c")  # break on failure: held at summarize's failed attempt
+        await pilot.pause()
+        screen = workbench(app)
+        await until(pilot, lambda: screen.controller.held is not None, "held at the failure")
+        assert screen.controller.held is not None and screen.controller.held.task == "summarize"
+        failed_run = screen.session.run  # type: ignore[union-attr]
+        screen._select("summarize")
+        await pilot.press("E")
+        await pilot.pause()
+        app.screen.query_one(TextArea).text = '{"summary": "done by hand"}'
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmModal)  # a run is executing: asked first
+        await pilot.press("y")
+        await settle(pilot)
+        await settle(pilot)
+        assert failed_run.finished and failed_run.status.value != "succeeded"
+        assert screen.session is not None and screen.session.run is not failed_run
+        assert screen.session.run.status.value == "succeeded"
+        assert screen.session.run.results["report"] == "REPORT done by hand"
         assert isinstance(app.screen, DiffScreen)
