@@ -23,6 +23,8 @@ from .records_cmds import (
 )
 
 if TYPE_CHECKING:
+    from ..engine.recorded_calls import CallSession
+    from ..records.export import RunRecord
     from ..records.overrides import Override
 
 
@@ -88,7 +90,6 @@ def rerun(
     from ..records.export import FileKind, RunRecord, file_kind
     from ..records.fork import kept_summary, plan_fork
     from ..records.live import LiveRun
-    from ..records.overrides import edit_answers
 
     if payload is not None:
         die("--payload: a re-run uses the record's payload; run the workflow to change it")
@@ -101,15 +102,7 @@ def rerun(
     workflow = load_or_die(workflow_file) if workflow_file else None
     fork = plan_fork(record, task, workflow, run if from_file else None, overrides=overrides)
     calls = replaying_session(record, calls_mode, offline, keep=True)
-    answers = [o for o in overrides if o.kind == "answer"]
-    if answers:
-        if not record.recordings:
-            die(f"{answers[0].option}: {shown(record.source_name)} holds no recorded calls "
-                "(record them with run --record)")  # fmt: skip
-        if calls is None:
-            die(f"{answers[0].option}: edits a recorded answer; live calls answer none "
-                "(use --calls offline or fill)")  # fmt: skip
-        edit_answers(calls.recording, answers)
+    _edit_answers(record, calls, overrides)
     store = None if no_store else _open_store(store_path, create=True)
     _not_the_store(export_to, store)
     live = LiveRun.fork(fork, store=store, calls=calls)
@@ -128,6 +121,24 @@ def rerun(
             echo(f"run id: {run_id}", err=True)
     _drive(live, quiet)
     _finish(live, quiet, export_to, "harness-run", redact)
+
+
+def _edit_answers(
+    record: RunRecord, calls: CallSession | None, overrides: tuple[Override, ...]
+) -> None:
+    """Answer the recorded exchanges ``--set-answer`` names with their values."""
+    from ..records.overrides import edit_answers
+
+    answers = [o for o in overrides if o.kind == "answer"]
+    if not answers:
+        return
+    if not record.recordings:
+        die(f"{answers[0].option}: {shown(record.source_name)} holds no recorded calls "
+            "(record them with run --record)")  # fmt: skip
+    if calls is None:
+        die(f"{answers[0].option}: edits a recorded answer; live calls answer none "
+            "(use --calls offline or fill)")  # fmt: skip
+    edit_answers(calls.recording, answers)
 
 
 def _overrides(

@@ -49,8 +49,8 @@ from ..workflow.payload import NotRegularFileError, open_regular, read_capped, t
 from ..workflow.python_source import python_spec, workflow_from_spec
 from .errors import RecordError
 from .io_redaction import redact_recordings
-from .model import FORMAT, FORMAT_VERSION, FORMAT_VERSION_IO, FORMAT_VERSION_OVERRIDES, RunExport
-from .overrides import Override, redacted_overrides
+from .model import FORMAT, FORMAT_VERSION, FORMAT_VERSION_IO, RunExport
+from .overrides import Override, add_overrides
 from .redaction import REPLACEMENT, UNCHECKED, redact_document
 
 __all__ = [
@@ -395,8 +395,7 @@ class RunRecord:
                 :mod:`.redaction`).
             status: the run status to record instead of the run's own (a stored run's).
             forked_from: ``(run digest, task)`` of the run this one was re-run from.
-            overrides: the what-if changes of that re-run (export 1.3; values redacted under
-                ``redact``).
+            overrides: that re-run's what-if changes (export 1.3; redacted with ``redact``).
             environment: what to record as the environment (default: this interpreter's).
         """
         keys = frozenset(redact)
@@ -425,11 +424,7 @@ class RunRecord:
         }
         if run.plan.scheduler is not None:  # only then: every other export stays as it was
             document["scheduler"] = run.plan.scheduler
-        if overrides and document["forked_from"] is not None:  # only then: export 1.3
-            document["format_version"] = FORMAT_VERSION_OVERRIDES
-            document["forked_from"]["overrides"] = (
-                redacted_overrides(overrides) if keys else [o.to_json() for o in overrides]
-            )
+        add_overrides(document, overrides, redacted=bool(keys))  # export 1.3, if any
         if keys:
             params = [node.params for node in workflow.graph.nodes.values()]
             known = [run.payload, workflow.payload, *params, run.results]

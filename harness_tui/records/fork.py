@@ -132,16 +132,8 @@ def plan_fork(
         target, folder = _runnable(record, recorded, places)
     if task is not None and task not in target.graph.nodes:
         raise ForkError(f"{name}: no task {task!r} in workflow {target.name!r}")
-    check_tasks(overrides, target, f"workflow {target.name!r}")
-    starts = {o.task for o in overrides} | ({task} if task is not None else set())
-    inherited = tuple(o for o in _inherited(overrides_of(record.document), overrides, task)
-                      if o.task in target.graph.nodes)  # fmt: skip
-    base = folder if folder is not None else _folder_of(target)
-    target, overrides = patch_workflow(target, (*inherited, *overrides), base)
-    if not starts:
-        raise ForkError(f"{name}: nothing to re-run: give --from TASK or an override")
-    order = list(target.graph.nodes)
-    first = min(starts, key=order.index)
+    target, overrides, starts = _overridden(record, target, folder, task, overrides)
+    first = min(starts, key=list(target.graph.nodes).index)
     rerun = set(starts).union(*(target.graph.descendants(start) for start in starts))
     final = {e.task: e.status for e in record.events if ends_task(recorded.graph, e)}
     kept = frozenset(
@@ -155,6 +147,31 @@ def plan_fork(
         target, record.payload, first, kept, forked_from, record, folder, overrides,
         frozenset(starts),
     )  # fmt: skip
+
+
+def _overridden(
+    record: RunRecord,
+    target: Workflow,
+    folder: Path | None,
+    task: str | None,
+    overrides: tuple[Override, ...],
+) -> tuple[Workflow, tuple[Override, ...], set[str]]:
+    """The workflow with the parameters set, every override that applies (the record's that
+    still hold, then those given) and the tasks the re-run starts from.
+
+    Raises:
+        OverrideError: an override names an unknown task or parameter.
+        ForkError: nothing to re-run from.
+    """
+    check_tasks(overrides, target, f"workflow {target.name!r}")
+    starts = {o.task for o in overrides} | ({task} if task is not None else set())
+    if not starts:
+        raise ForkError(f"{record.source_name}: nothing to re-run: give --from TASK or an override")
+    inherited = tuple(o for o in _inherited(overrides_of(record.document), overrides, task)
+                      if o.task in target.graph.nodes)  # fmt: skip
+    base = folder if folder is not None else _folder_of(target)
+    target, applied = patch_workflow(target, (*inherited, *overrides), base)
+    return target, applied, starts
 
 
 def _inherited(

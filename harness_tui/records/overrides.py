@@ -35,6 +35,7 @@ from ..workflow.python_source import python_spec
 from ..workflow.refs import PYTHON_REF
 from ..workflow.yamlpos import YamlSyntaxError, compose
 from .errors import RecordError, StoreError
+from .model import FORMAT_VERSION_OVERRIDES
 from .model import Override as OverrideModel
 from .redaction import REPLACEMENT
 
@@ -43,6 +44,7 @@ __all__ = [
     "Override",
     "OverrideError",
     "OverridingExecutor",
+    "add_overrides",
     "edit_answers",
     "override_cause",
     "overrides_of",
@@ -188,6 +190,19 @@ def stored_overrides(text: str | None, run_id: str) -> tuple[Override, ...]:
     except (ValueError, ValidationError, RecursionError):
         raise StoreError(f"run {run_id}: its stored overrides are damaged") from None
     return tuple(Override.from_json(item) for item in checked)
+
+
+def add_overrides(
+    document: dict[str, Any], overrides: Sequence[Override], *, redacted: bool
+) -> None:
+    """Put a fork's overrides in its export ``document`` (``forked_from.overrides``, format
+    1.3), their values redacted if ``redacted``; nothing without overrides or a fork."""
+    forked = document.get("forked_from")
+    if not overrides or forked is None:
+        return
+    document["format_version"] = FORMAT_VERSION_OVERRIDES
+    listed = redacted_overrides(overrides) if redacted else [o.to_json() for o in overrides]
+    document["forked_from"] = {**forked, "overrides": listed}
 
 
 def redacted_overrides(overrides: Iterable[Override]) -> list[dict[str, Any]]:
