@@ -25,7 +25,7 @@ from .records_cmds import (
 if TYPE_CHECKING:
     from ..engine.recorded_calls import CallSession
     from ..records.export import RunRecord
-    from ..records.overrides import Override
+    from ..records.export.overrides import Override
 
 
 @cli.command()
@@ -87,9 +87,10 @@ def rerun(
     """Re-run a run (an export, or a stored run's id) from TASK, or from what an override
     changes: those tasks and their descendants run with the current code; every other task
     keeps what the record says it did."""
-    from ..records.export import FileKind, RunRecord, file_kind
-    from ..records.fork import kept_summary, plan_fork
-    from ..records.live import LiveRun
+    from ..files import FileKind, file_kind
+    from ..records.export import RunRecord
+    from ..records.runs.fork import kept_summary, plan_fork
+    from ..records.runs.live import LiveRun
 
     if payload is not None:
         die("--payload: a re-run uses the record's payload; run the workflow to change it")
@@ -127,7 +128,7 @@ def _edit_answers(
     record: RunRecord, calls: CallSession | None, overrides: tuple[Override, ...]
 ) -> None:
     """Answer the recorded exchanges ``--set-answer`` names with their values."""
-    from ..records.overrides import edit_answers
+    from ..records.runs.whatif import edit_answers
 
     answers = [o for o in overrides if o.kind == "answer"]
     if not answers:
@@ -145,7 +146,7 @@ def _overrides(
     outputs: tuple[str, ...], answers: tuple[str, ...], params: tuple[str, ...]
 ) -> tuple[Override, ...]:
     """The overrides as typed, in option order by kind; a bad one is one line, exit 2."""
-    from ..records.overrides import parse_override
+    from ..records.export.overrides import parse_override
 
     typed = [("output", t) for t in outputs] + [("answer", t) for t in answers]
     return tuple(

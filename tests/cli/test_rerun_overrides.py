@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from harness_tui.cli import cli
 from harness_tui.records.export import RunRecord
-from harness_tui.records.overrides import Override, parse_override
+from harness_tui.records.export.overrides import Override, parse_override
 
 MODULE = "whatif_dice"
 TASKS = """\

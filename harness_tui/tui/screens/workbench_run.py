@@ -14,7 +14,7 @@ from ...engine.driver import StopReason
 from ...engine.errors import HarnessError
 from ...engine.events import FAILURE_STATUSES, RunStatus, TraceEvent
 from ...engine.graph import TaskNode
-from ...records.overrides import Override
+from ...records.export.overrides import Override
 from ..controller import (
     Crashed,
     DriveStarted,

@@ -12,13 +12,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..engine.diff import PlanDiff, json_changes
-from ..engine.errors import HarnessError
-from ..engine.events import TraceEvent
-from ..engine.untrusted import shorten
-from ..workflow.loader import diff_workflows
-from .export import RunRecord
-from .overrides import Override, override_cause, overrides_of
+from ...engine.diff import PlanDiff, json_changes
+from ...engine.errors import HarnessError
+from ...engine.events import TraceEvent
+from ...engine.untrusted import shorten
+from ...workflow.loader import diff_workflows
+from ..export import RunRecord
+from ..export.overrides import Override, override_cause, overrides_of
 
 __all__ = [
     "Divergence",

@@ -18,29 +18,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..engine.attempt import Attempt, Executor, Outcome
-from ..engine.capture import UNATTRIBUTED
-from ..engine.clock import Clock, SystemClock
-from ..engine.diff import json_changes
-from ..engine.events import Status, ends_task
-from ..engine.exchanges import Exchange
-from ..engine.graph import TaskNode
-from ..engine.recorded import RecordedExecutor
-from ..engine.spec import task_spec
-from ..workflow.errors import WorkflowError
-from ..workflow.loader import Workflow, parse_workflow
-from ..workflow.python_source import load_python, python_spec
-from ..workflow.refs import PYTHON_REF
-from .errors import RecordError
-from .export import RunRecord
-from .overrides import (
-    Override,
-    OverridingExecutor,
-    check_tasks,
-    overrides_of,
-    patch_workflow,
-    set_outputs,
-)
+from ...engine.attempt import Attempt, Executor, Outcome
+from ...engine.capture import UNATTRIBUTED
+from ...engine.clock import Clock, SystemClock
+from ...engine.diff import json_changes
+from ...engine.events import Status, ends_task
+from ...engine.exchanges import Exchange
+from ...engine.graph import TaskNode
+from ...engine.recorded import RecordedExecutor
+from ...engine.spec import task_spec
+from ...workflow.errors import WorkflowError
+from ...workflow.loader import Workflow, parse_workflow
+from ...workflow.python_source import load_python, python_spec
+from ...workflow.refs import PYTHON_REF
+from ..errors import RecordError
+from ..export import RunRecord
+from ..export.overrides import Override, overrides_of
+from .whatif import OverridingExecutor, check_tasks, patch_workflow, set_outputs
 
 __all__ = ["Fork", "ForkError", "plan_fork"]
 
@@ -62,8 +56,8 @@ class Fork:
         record: the record forked.
         code_folder: the folder the re-run tasks' code is imported from (None when they
             need none there: built-ins, or modules installed on ``sys.path``).
-        overrides: the what-if changes it makes (:mod:`.overrides`), ``with`` ones with their
-            patch: those given, each a start, after those of the record that still hold.
+        overrides: the what-if changes it makes (:mod:`..export.overrides`), ``with`` ones
+            with their patch: those given, each a start, after the record's that still hold.
         starts: the tasks it re-runs from (``task``, and those of the overrides given).
     """
 
@@ -110,7 +104,7 @@ def plan_fork(
             change to a kept task's spec or dependencies is refused.
         export_path: the export file the record was read from, if any.
         code_folder: where a previous re-run of this run found its code (looked in first).
-        overrides: what-if changes (:mod:`.overrides`); ``task`` may then be None.
+        overrides: what-if changes (:mod:`..export.overrides`); ``task`` may then be None.
 
     Raises:
         ForkError: the record is redacted, ``task`` is unknown, a kept task changed, or the
