@@ -124,8 +124,9 @@ class Override:
 
     @property
     def redacted(self) -> bool:
-        """Its value was taken out of a redacted export (it cannot be applied again)."""
-        return REPLACEMENT in json.dumps(self.value)
+        """Its value was taken out of a redacted export (it cannot be applied again): a
+        redacted export replaces every override's value whole."""
+        return isinstance(self.value, str) and self.value == REPLACEMENT
 
 
 def parse_override(kind: str, text: str) -> Override:
