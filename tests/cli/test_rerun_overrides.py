@@ -221,3 +221,34 @@ def test_the_same_what_if_twice_gives_the_same_digests(folder: Path) -> None:
     one, two = RunRecord.read(folder / "one.json"), RunRecord.read(folder / "two.json")
     assert one.digests == two.digests
     assert one.document["forked_from"] == two.document["forked_from"]
+
+
+def test_an_isolated_task_whose_output_is_set_is_not_sent_to_a_child(tmp_path: Path) -> None:
+    (tmp_path / "whatif_iso.py").write_text(
+        "import pathlib\n"
+        "def mark(inputs):\n"
+        "    pathlib.Path(inputs['payload']['marker']).write_text('called')\n"
+        "    return 'called'\n"
+        "def after(inputs):\n"
+        "    return inputs['context']['results']['mark'] + '!'\n",
+        encoding="utf-8",
+    )
+    marker = tmp_path / "called.txt"
+    (tmp_path / "iso.yaml").write_text(
+        f"name: iso\npayload: {{marker: '{marker}'}}\ntasks:\n"
+        "  mark: {run: 'whatif_iso:mark', isolation: process}\n"
+        "  after: {run: 'whatif_iso:after', depends_on: [mark]}\n",
+        encoding="utf-8",
+    )
+    code, _, err = harness("run", str(tmp_path / "iso.yaml"), "--no-store", "-q",
+                           "--export", str(tmp_path / "run.json"))  # fmt: skip
+    assert code == 0, err
+    marker.unlink()
+    code, _, err = harness("rerun", str(tmp_path / "run.json"), "--no-store", "-q",
+                           "--set-output", 'mark="set"',
+                           "--export", str(tmp_path / "fork.json"))  # fmt: skip
+    assert code == 0, err
+    code, out, err = harness("verify", str(tmp_path / "iso.yaml"), "--against",
+                             str(tmp_path / "fork.json"))  # fmt: skip
+    assert code == 0, out + err
+    assert not marker.exists()  # neither the re-run nor verify called it, here or in a child
