@@ -193,8 +193,13 @@ class Session:
             RecordError: an unknown task, or a record that cannot be re-run.
         """
         opened = self.source_path or None  # an export's code is looked for beside it
-        record = self.export_record()
+        record = self._forked_record()
         return plan_fork(record, task, None, opened, self.code_folder, overrides=overrides)
+
+    def _forked_record(self) -> RunRecord:
+        """What a re-run forks: an export opened in replay as it was recorded, whole (its
+        replay may not have reached the end, or be back in time), else the run on screen."""
+        return self.record if self.record is not None else self.export_record()
 
     def rerun_from(self, task: str | None, overrides: tuple[Override, ...] = ()) -> Fork:
         """Re-run the run on screen from ``task``: it and its descendants run with the
@@ -206,7 +211,7 @@ class Session:
         Raises:
             RecordError: ``task`` is unknown, or the record cannot be re-run.
         """
-        before = self.export_record() if overrides else None
+        before = self._forked_record() if overrides else None
         fork = self.plan_rerun(task, overrides)
         self.compared_with = before
         self.code_folder = fork.code_folder or self.code_folder

@@ -156,3 +156,33 @@ async def test_mark_done_while_held_at_the_failure_stops_the_run_and_continues_t
         assert screen.session.run.status.value == "succeeded"
         assert screen.session.run.results["report"] == "REPORT done by hand"
         assert isinstance(app.screen, DiffScreen)
+
+
+async def test_e_on_an_export_asks_before_running_its_code(agent: Path, tmp_path: Path) -> None:
+    from harness_tui.tui.modals.confirm import ConfirmModal
+
+    app = make_app(agent)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("c")
+        await settle(pilot)
+        export = workbench(app).session.export_record().write(tmp_path / "run.json")  # type: ignore[union-attr]
+    called()
+    replay = make_app(export)
+    async with replay.run_test(size=SIZE) as pilot:
+        screen = workbench(replay)
+        await pilot.press("left_square_bracket")  # back in time: E still forks the whole record
+        screen._select("summarize")
+        await pilot.press("E")
+        await pilot.pause()
+        replay.screen.query_one(TextArea).text = '{"summary": "from the export"}'
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert isinstance(replay.screen, ConfirmModal) and "runs task code" in (
+            replay.screen.question
+        )
+        await pilot.press("y")
+        await settle(pilot)
+        await settle(pilot)
+        assert called() == ["report"]
+        assert isinstance(replay.screen, DiffScreen) and replay.screen.runs is not None
+        assert replay.screen.runs["summarize"].cause == "output overridden by the user"
