@@ -186,3 +186,24 @@ async def test_e_on_an_export_asks_before_running_its_code(agent: Path, tmp_path
         assert called() == ["report"]
         assert isinstance(replay.screen, DiffScreen) and replay.screen.runs is not None
         assert replay.screen.runs["summarize"].cause == "output overridden by the user"
+
+
+async def test_f_on_an_export_keeps_every_task_the_record_has(agent: Path, tmp_path: Path) -> None:
+    app = make_app(agent)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("c")
+        await settle(pilot)
+        export = workbench(app).session.export_record().write(tmp_path / "run.json")  # type: ignore[union-attr]
+    called()
+    replay = make_app(export)
+    async with replay.run_test(size=SIZE) as pilot:
+        screen = workbench(replay)
+        screen._select("summarize")
+        await pilot.press("F")
+        await pilot.pause()
+        await pilot.press("y")  # it runs the export's code: asked first
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        assert screen.session is not None and screen.session.run.status.value == "succeeded"
+        assert called() == ["report", "summarize"]  # fetch and side kept, though not replayed
