@@ -21,6 +21,7 @@ from ..records.errors import RecordError
 from ..records.export import RunRecord
 from ..records.runs.settings import DEFAULT_SETTINGS, RunSettings
 from ..records.store import RunStore
+from ..workflow.limits import LINE_CHARS
 from ..workflow.payload import Payload
 from .actions import GLOBAL, Action, bindings
 from .browser import RunBrowser
@@ -40,9 +41,6 @@ __all__ = ["HarnessApp", "create_app"]
 
 MIN_AFTER_DIALOG = 3.0
 """Seconds a notification a dialog hid is shown at least once the dialog closes."""
-
-NOTIFY_LIMIT = 2_000
-"""At most this many characters of a notification: a 1 MB error message stays a toast."""
 
 
 class AsciiGlyphs(LineFilter):
@@ -230,7 +228,7 @@ class HarnessApp(App[None]):
         if key is not None:
             self.forget(key)
         notification = Notification(
-            visible(shorten(message, NOTIFY_LIMIT), multiline=True),
+            visible(shorten(message, LINE_CHARS), multiline=True),
             shown(title),
             severity,
             self.NOTIFICATION_TIMEOUT if timeout is None else timeout,

@@ -17,7 +17,7 @@ from ..records.runs.live import LiveRun
 from ..records.runs.settings import DEFAULT_SETTINGS, RunSettings
 from ..records.store import RunStore, StoreError
 from ..records.store.queries import STATUSES, RunQuery, RunRow, Sort
-from ..records.store.run_store import FINISHED, RESUMABLE
+from ..records.store.statuses import FINISHED, RESUMABLE
 
 __all__ = ["PAGE_ROWS", "BrowserState", "OpenMode", "RunBrowser", "open_mode"]
 

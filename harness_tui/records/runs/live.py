@@ -12,7 +12,7 @@ from typing import Any
 from ...engine.attempt import Executor
 from ...engine.canonical import loads
 from ...engine.driver import Driver, Stop
-from ...engine.events import FAILURE_STATUSES, RunStatus, Status
+from ...engine.events import FAILURE_STATUSES, PENDING, RunStatus, Status
 from ...engine.orchestrator import Run, TaskOrchestrator
 from ...engine.recorded_calls import CallSession
 from ...engine.resume import ResumeError
@@ -302,8 +302,8 @@ class LiveRun:
     def summary(self) -> RunSummary:
         """Final statuses, final failures, the leaf outputs and the run digest."""
         run, graph = self.run, self.workflow.graph
-        counts = Counter(str(run.task_status(name) or "pending") for name in run.plan.names)
-        order = [*map(str, Status), "pending"]
+        counts = Counter(str(run.task_status(name) or PENDING) for name in run.plan.names)
+        order = [*map(str, Status), PENDING]
         failures = [
             (event.task, dict(event.error))
             for event in run.final_events()
