@@ -252,3 +252,17 @@ def test_an_isolated_task_whose_output_is_set_is_not_sent_to_a_child(tmp_path: P
                              str(tmp_path / "fork.json"))  # fmt: skip
     assert code == 0, out + err
     assert not marker.exists()  # neither the re-run nor verify called it, here or in a child
+
+
+def test_the_report_of_a_fork_says_what_the_user_changed(folder: Path) -> None:
+    harness("rerun", str(folder / "run.json"), "--no-store", "-q", "--set-answer", "roll#1:1=0.5",
+            "--export", str(folder / "fork.json"))  # fmt: skip
+    code, out, err = harness("report", str(folder / "fork.json"))
+    assert code == 0, err
+    parent = RunRecord.read(folder / "run.json").digests["run"][:12]
+    expected = f"What-if re-run of run {parent}: roll: recorded answer 1 of attempt 1 edited"
+    assert expected in out
+    code, _, err = harness("report", str(folder / "fork.json"), "--format", "html",
+                           "-o", str(folder / "fork.html"))  # fmt: skip
+    assert code == 0, err
+    assert expected in (folder / "fork.html").read_text(encoding="utf-8")
