@@ -14,6 +14,7 @@ from ...engine.driver import StopReason
 from ...engine.errors import HarnessError
 from ...engine.events import FAILURE_STATUSES, RunStatus, TraceEvent
 from ...engine.graph import TaskNode
+from ...engine.recorded_calls import CallMode
 from ...records.export.overrides import Override
 from ..controller import (
     Crashed,
@@ -28,9 +29,16 @@ from ..controller import (
 )
 from ..modals.confirm import ConfirmModal
 from ..modals.output import OutputModal
+from ..modals.rerun import RerunModal
 from ..sanitize import visible
 from .diff import record_diff_screen
 from .workbench_host import Workbench
+
+ANSWERED = {
+    CallMode.OFFLINE: "; calls answered from the recording, nothing sent",
+    CallMode.FILL: "; calls answered from the recording, the rest sent",
+}
+"""What a re-run's notification adds when the recording answers it."""
 
 
 def _names(tasks: list[str]) -> str:
@@ -134,18 +142,16 @@ class RunActions:
         if not session.replay:
             self.replace_run(name, lambda: self._rerun_now(task))
             return
-        # A replay runs no code; a re-run does, the code this export names: ask first.
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self.replace_run(name, lambda: self._rerun_now(task))
-
+        # A replay runs no code; a re-run does, the code this export names: ask first, and
+        # (when it recorded calls) how its tasks reach models and APIs: offline by default.
         folder = Path(session.workflow.path).parent
         question = (
             f"Re-running from {task} runs task code: the modules this export names, imported "
-            f"from beside the export, else from {folder}, and your Python path. Run it?"
+            f"from beside the export, else from {folder}, and your Python path."
         )
-        self.screen.app.push_screen(ConfirmModal(question, "Run the code"), answered)
+        self._ask_to_run_code(
+            question, lambda calls: self.replace_run(name, lambda: self._rerun_now(task, calls))
+        )
 
     def edit_output(self) -> None:
         """``E``: another output for the selected task; what follows from it re-runs (the
@@ -178,30 +184,46 @@ class RunActions:
         def edited(value: object) -> None:
             if value is OutputModal.CANCELLED:
                 return
+            override = Override("output", task, value)
             name = f"what-if on {task}"
-            start = lambda: self._what_if_now(task, value)  # noqa: E731
             if not session.replay:
-                self.replace_run(name, start)
+                self.replace_run(name, lambda: self._what_if_now(override))
                 return
-
-            def answered(yes: bool | None) -> None:
-                if yes:
-                    self.replace_run(name, start)
-
-            question = (
-                f"Re-running what follows {task} runs task code that this export names. Run it?"
-            )
-            self.screen.app.push_screen(ConfirmModal(question, "Run the code"), answered)
+            question = f"Re-running what follows {task} runs task code that this export names."
+            self._ask_to_run_code(question, lambda calls: self.replace_run(
+                name, lambda: self._what_if_now(override, calls)))  # fmt: skip
 
         self.screen.app.push_screen(OutputModal(title, plan, output), edited)
 
-    def _what_if_now(self, task: str, value: object) -> bool:
-        """Fork the run on screen with ``task``'s output set to ``value`` and continue it."""
+    def _ask_to_run_code(self, question: str, then: Callable[[CallMode], None]) -> None:
+        """Ask before running an export's code, and (when it recorded calls) how its re-run
+        tasks reach models and APIs: offline first; ``then`` gets the answer."""
+        session = self.controller.session
+        assert session is not None
+        problem = session.recordings_problem()
+        if problem is not None:
+            question += f" Its recorded calls cannot be read ({problem}): every request is sent."
+        recorded = sum(len(calls) for calls in session.recordings().values())
+
+        def answered(mode: CallMode | bool | None) -> None:
+            if mode:
+                then(mode if isinstance(mode, CallMode) else CallMode.LIVE)
+
+        modal = (
+            RerunModal(question + " Run it?", recorded)
+            if recorded
+            else ConfirmModal(question + " Run it?", "Run the code")
+        )
+        self.screen.app.push_screen(modal, answered)
+
+    def _what_if_now(self, override: Override, calls: CallMode = CallMode.LIVE) -> bool:
+        """Fork the run on screen with ``override`` and continue it (then the diff opens)."""
         session = self.controller.session
         if session is None:
             return False
+        task = override.task
         try:
-            session.rerun_from(None, (Override("output", task, value),))
+            session.rerun_from(None, calls, (override,))
         except HarnessError as exc:
             self.screen.notify(str(exc), title="Cannot re-run", severity="error")
             return False
@@ -210,13 +232,13 @@ class RunActions:
         self.go(single=False)  # queued: it starts once this intent returns
         return False
 
-    def _rerun_now(self, task: str) -> bool:
+    def _rerun_now(self, task: str, calls: CallMode = CallMode.LIVE) -> bool:
         """Fork the run on screen at ``task`` (a new, live run); it waits for a step."""
         session = self.controller.session
         if session is None:
             return False
         try:
-            fork = session.rerun_from(task)
+            fork = session.rerun_from(task, calls)
         except HarnessError as exc:
             self.screen.notify(str(exc), title="Cannot re-run", severity="error")
             return False
@@ -224,7 +246,8 @@ class RunActions:
         kept = len(fork.kept)
         keeps = "1 task keeps what it" if kept == 1 else f"{kept} tasks keep what they"
         found = f"; task code from {fork.code_folder}" if fork.code_folder is not None else ""
-        self.screen.notify(f"re-running from {task}: {keeps} did{found}; step or continue")
+        said = ANSWERED.get(session.answering, "") if session.answering else ""
+        self.screen.notify(f"re-running from {task}: {keeps} did{found}{said}; step or continue")
         return False
 
     # -- signals and settings ---------------------------------------------------------------
