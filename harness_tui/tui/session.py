@@ -26,11 +26,12 @@ from ..files import FileError, FileKind, file_kind
 from ..layout import Routing, route_dag
 from ..records.errors import RecordError
 from ..records.export import RunRecord, export_name
-from ..records.export.overrides import Override
+from ..records.export.overrides import Override, OverrideError
 from ..records.runs.fork import Fork, plan_fork
 from ..records.runs.live import LiveRun
 from ..records.runs.replay import replay_run
 from ..records.runs.settings import DEFAULT_SETTINGS, RunSettings
+from ..records.runs.whatif import edit_answers
 from ..workflow.errors import WorkflowError
 from ..workflow.loader import Workflow
 from ..workflow.payload import Payload
@@ -233,6 +234,14 @@ class Session:
         redacted = (self.record or fork.record).redacted
         recording = self.settings.recording
         answering = answering_session(calls, self.recordings(), redacted, recording)
+        answers = [o for o in fork.overrides if o.kind == "answer"]
+        if answers:  # an edited answer is one the recording gives: it needs offline or fill
+            if answering is None:
+                raise OverrideError(
+                    f"{answers[0].task}: an edited answer comes from the recording: re-run "
+                    "offline or fill"
+                )
+            edit_answers(answering.recording, answers)
         self.compared_with = fork.record if overrides else None
         self.code_folder = fork.code_folder or self.code_folder
         self.answering = None if answering is None else calls

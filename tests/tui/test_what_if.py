@@ -4,6 +4,7 @@ first, then the diff screen on the two runs; on a failed task, mark it done and 
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Label, TextArea
 
+from harness_tui.engine.recorded_calls import CallMode
 from harness_tui.tui.modals.output import OutputModal
 from harness_tui.tui.screens.diff import DiffScreen
 
@@ -207,3 +209,50 @@ async def test_f_on_an_export_keeps_every_task_the_record_has(agent: Path, tmp_p
         await settle(pilot)
         assert screen.session is not None and screen.session.run.status.value == "succeeded"
         assert called() == ["report", "summarize"]  # fetch and side kept, though not replayed
+
+
+async def test_e_in_the_calls_view_edits_a_recorded_answer_and_reruns_offline(
+    tmp_path: Path,
+) -> None:
+    from harness_tui.tui.modals.rerun import RerunModal
+    from harness_tui.tui.screens.calls import CallsModal
+
+    from .agent_run import LABEL, recorded_agent_run
+
+    agent = recorded_agent_run(tmp_path)  # its model server is stopped: offline or nothing
+    edited = 'data: {"choices": [{"delta": {"content": "An edited reply."}}]}\n\ndata: [DONE]\n\n'
+    app = make_app(agent.export, replay=True)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = workbench(app)
+        await pilot.press("c")
+        await settle(pilot)
+        screen.panes.select("reply")
+        await pilot.pause()
+        await pilot.press("C")
+        await pilot.pause()
+        assert isinstance(app.screen, CallsModal)
+        await pilot.press("E")
+        await pilot.pause()
+        modal = app.screen
+        assert isinstance(modal, OutputModal)
+        plan = str(modal.query_one("#output-plan", Label).render())
+        assert "Call #0 of reply's attempt 1 answers with what you write" in plan
+        assert "Re-runs: reply. Keep what they did: classify." in plan
+        assert "data: " in modal.query_one(TextArea).text  # the streamed answer, as text
+        modal.query_one(TextArea).text = json.dumps(edited)
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert isinstance(app.screen, RerunModal) and app.screen.mode is CallMode.OFFLINE
+        await pilot.press("y")
+        await settle(pilot)
+        await settle(pilot)
+        session = screen.session
+        assert session is not None and session.run.results == {
+            "classify": LABEL,
+            "reply": "An edited reply.",
+        }
+        diff = app.screen
+        assert isinstance(diff, DiffScreen) and diff.runs is not None
+        assert {task: d.cause for task, d in diff.runs.items()} == {
+            "reply": "recorded answer 1 of attempt 1 edited by the user"
+        }

@@ -1,5 +1,6 @@
-"""OutputModal: a task's output as JSON, to re-run what follows from it with another one
-(a what-if re-run); the plan of what will re-run is shown first, the JSON checked in one line."""
+"""OutputModal: a task's output (or one of its recorded answers) as JSON, to re-run what
+follows from it with another one (a what-if re-run); the plan of what will re-run is shown
+first, the JSON checked in one line."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ class OutputModal(ModalScreen[Any]):
     Args:
         title: what applying does (``summarize: another output, then re-run what follows``).
         plan: what will re-run and what keeps its record, one line.
-        output: the task's output now (None when it has none: a failed task).
+        output: the task's output now (None when it has none: a failed task), or the answer.
+        what: what is edited, as the one-line error names it (``output``, ``answer``).
     """
 
     CANCELLED = NOTHING
@@ -33,8 +35,9 @@ class OutputModal(ModalScreen[Any]):
         Binding("ctrl+s", "apply", "Apply", id="output-apply"),
     ]
 
-    def __init__(self, title: str, plan: str, output: Any) -> None:
+    def __init__(self, title: str, plan: str, output: Any, what: str = "output") -> None:
         super().__init__()
+        self.what = what
         self.title_text = title
         self.plan = plan
         # As the payload editor: C1 and bidi controls escaped, the same JSON value.
@@ -65,7 +68,7 @@ class OutputModal(ModalScreen[Any]):
         text = self.query_one(TextArea).text
         error = self.query_one("#output-error", Label)
         try:
-            parsed = parse_payload(text.strip(), "output")
+            parsed = parse_payload(text.strip(), self.what)
         except PayloadError as exc:
             error.update(inert(str(exc)))
             error.add_class("-error")

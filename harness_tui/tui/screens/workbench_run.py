@@ -6,16 +6,20 @@ at once); its updates arrive as one message the screen hands to :meth:`RunAction
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from ...engine.canonical import loads
 from ...engine.driver import StopReason
 from ...engine.errors import HarnessError
 from ...engine.events import FAILURE_STATUSES, RunStatus, TraceEvent
+from ...engine.exchanges import Exchange
 from ...engine.graph import TaskNode
 from ...engine.recorded_calls import CallMode
 from ...records.export.overrides import Override
+from ..call_text import response_bytes
 from ..controller import (
     Crashed,
     DriveStarted,
@@ -31,6 +35,7 @@ from ..modals.confirm import ConfirmModal
 from ..modals.output import OutputModal
 from ..modals.rerun import RerunModal
 from ..sanitize import visible
+from .calls import AnswerEdit
 from .diff import record_diff_screen
 from .workbench_host import Workbench
 
@@ -39,6 +44,19 @@ ANSWERED = {
     CallMode.FILL: "; calls answered from the recording, the rest sent",
 }
 """What a re-run's notification adds when the recording answers it."""
+
+
+def answer_value(exchange: Exchange) -> Any:
+    """A recorded answer as the user edits it: a call's value; an HTTP answer's body as
+    JSON when it is JSON, else as text (decoded as the client read it)."""
+    if exchange.kind == "call":
+        return exchange.value
+    data, _ = response_bytes(exchange)
+    text = data.decode("utf-8", "replace")
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
 
 
 def _names(tasks: list[str]) -> str:
@@ -195,6 +213,45 @@ class RunActions:
 
         self.screen.app.push_screen(OutputModal(title, plan, output), edited)
 
+    def edit_answer(self, edit: AnswerEdit) -> None:
+        """From the calls view: another answer for one recorded exchange; its task and what
+        follows re-run, the other requests answered from the recording (the plan shown
+        first), then the diff screen compares the two runs."""
+        session = self.controller.session
+        if session is None:
+            return
+        task, attempt, index = edit.task, edit.attempt, edit.index
+        where = Override("answer", task, None, attempt=attempt, index=index)
+        try:
+            fork = session.plan_rerun(None, (where,))
+        except HarnessError as exc:
+            self.screen.notify(str(exc), title="Cannot re-run", severity="error")
+            return
+        order = list(fork.workflow.graph.nodes)
+        again = [t for t in order if t not in fork.kept]
+        kept = [t for t in order if t in fork.kept]
+        plan = (
+            f"Call #{edit.exchange.seq} of {task}'s attempt {attempt} answers with what you "
+            f"write; every other request of the re-run tasks is answered from the recording "
+            f"first. Re-runs: {_names(again)}. Keep what they did: {_names(kept)}."
+        )
+        title = f"{task}: another recorded answer, then re-run what follows"
+
+        def edited(value: object) -> None:
+            if value is OutputModal.CANCELLED:
+                return
+            override = Override("answer", task, value, attempt=attempt, index=index)
+            name = f"what-if on {task}"
+            if not session.replay:  # this workbench's own run: what it lacks is sent
+                self.replace_run(name, lambda: self._what_if_now(override, CallMode.FILL))
+                return
+            question = f"Re-running {task} and what follows runs task code this export names."
+            self._ask_to_run_code(question, lambda calls: self.replace_run(
+                name, lambda: self._what_if_now(override, calls)))  # fmt: skip
+
+        modal = OutputModal(title, plan, answer_value(edit.exchange), what="answer")
+        self.screen.app.push_screen(modal, edited)
+
     def _ask_to_run_code(self, question: str, then: Callable[[CallMode], None]) -> None:
         """Ask before running an export's code, and (when it recorded calls) how its re-run
         tasks reach models and APIs: offline first; ``then`` gets the answer."""
@@ -228,7 +285,8 @@ class RunActions:
             self.screen.notify(str(exc), title="Cannot re-run", severity="error")
             return False
         self.screen.show_session()
-        self.screen.notify(f"{task}: output set; re-running what follows, then comparing")
+        what = "output set" if override.kind == "output" else "answer edited"
+        self.screen.notify(f"{task}: {what}; re-running what follows, then comparing")
         self.go(single=False)  # queued: it starts once this intent returns
         return False
 
