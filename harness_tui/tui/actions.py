@@ -171,6 +171,11 @@ WORKBENCH: tuple[Action, ...] = (
            "Give the selected task another output and re-run only what follows from it (the "
            "others keep what they did), then compare the two runs; on a failed task: mark it "
            "done and continue", why_not=when_open, runs_code=True),
+    Action("edit-params", "W", "edit_params", "Edit parameters",
+           "task: Edit parameters and rerun",
+           "Give the selected task other with: parameters and re-run it and what follows (the "
+           "others keep what they did), then compare the two runs", why_not=when_open,
+           runs_code=True),
     Action("dag-compact", "z", "toggle_compact", "Compact", "view: Compact or full boxes",
            "Switch the DAG between one-line boxes and bordered boxes with whole names",
            why_not=when_open),

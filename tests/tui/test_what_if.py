@@ -29,7 +29,7 @@ def summarize(inputs):
     CALLS.append("summarize")
     if os.environ.get("WI_TUI_FAIL"):
         raise ValueError("model down")
-    return {"summary": "one row"}
+    return {"summary": "one row", "style": inputs["params"]["style"]}
 def report(inputs):
     CALLS.append("report"); return "REPORT " + inputs["context"]["results"]["summarize"]["summary"]
 def side(inputs):
@@ -41,7 +41,7 @@ on_failure: continue
 tasks:
   fetch: {run: 'wi_tui_tasks:fetch'}
   side: {run: 'wi_tui_tasks:side', depends_on: [fetch]}
-  summarize: {run: 'wi_tui_tasks:summarize', depends_on: [fetch]}
+  summarize: {run: 'wi_tui_tasks:summarize', depends_on: [fetch], with: {style: long}}
   report: {run: 'wi_tui_tasks:report', depends_on: [summarize]}
 """
 
@@ -255,4 +255,41 @@ async def test_e_in_the_calls_view_edits_a_recorded_answer_and_reruns_offline(
         assert isinstance(diff, DiffScreen) and diff.runs is not None
         assert {task: d.cause for task, d in diff.runs.items()} == {
             "reply": "recorded answer 1 of attempt 1 edited by the user"
+        }
+
+
+async def test_w_gives_a_task_other_parameters_and_reruns_it_and_what_follows(
+    agent: Path,
+) -> None:
+    app = make_app(agent)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("c")
+        await settle(pilot)
+        screen = workbench(app)
+        called()
+        screen._select("summarize")
+        await pilot.press("W")
+        await pilot.pause()
+        modal = app.screen
+        assert isinstance(modal, OutputModal)
+        plan = str(modal.query_one("#output-plan", Label).render())
+        assert "Re-runs: summarize, report. Keep what they did: fetch, side." in plan
+        assert json.loads(modal.query_one(TextArea).text) == {"style": "long"}
+        modal.query_one(TextArea).text = '{"tone": "short"}'
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        error = str(modal.query_one("#output-error", Label).render())
+        assert error == "parameters: keep the keys style, change values"
+        modal.query_one(TextArea).text = '{"style": "short"}'
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        await settle(pilot)
+        assert called() == ["report", "summarize"]
+        assert screen.session is not None
+        assert screen.session.run.results["summarize"]["style"] == "short"
+        diff = app.screen
+        assert isinstance(diff, DiffScreen) and diff.runs is not None
+        assert {task: d.cause for task, d in diff.runs.items()} == {
+            "summarize": 'set by the user: with.style: "long" -> "short"',
+            "report": "upstream summarize differs",  # other inputs, the same output
         }

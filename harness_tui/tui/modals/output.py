@@ -4,6 +4,7 @@ first, the JSON checked in one line."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from textual.app import ComposeResult
@@ -27,6 +28,7 @@ class OutputModal(ModalScreen[Any]):
         plan: what will re-run and what keeps its record, one line.
         output: the task's output now (None when it has none: a failed task), or the answer.
         what: what is edited, as the one-line error names it (``output``, ``answer``).
+        check: a further check of the value: its one-line problem, or None.
     """
 
     CANCELLED = NOTHING
@@ -35,9 +37,17 @@ class OutputModal(ModalScreen[Any]):
         Binding("ctrl+s", "apply", "Apply", id="output-apply"),
     ]
 
-    def __init__(self, title: str, plan: str, output: Any, what: str = "output") -> None:
+    def __init__(
+        self,
+        title: str,
+        plan: str,
+        output: Any,
+        what: str = "output",
+        check: Callable[[Any], str | None] | None = None,
+    ) -> None:
         super().__init__()
         self.what = what
+        self.check = check
         self.title_text = title
         self.plan = plan
         # As the payload editor: C1 and bidi controls escaped, the same JSON value.
@@ -71,6 +81,11 @@ class OutputModal(ModalScreen[Any]):
             parsed = parse_payload(text.strip(), self.what)
         except PayloadError as exc:
             error.update(inert(str(exc)))
+            error.add_class("-error")
+            return
+        problem = self.check(parsed.value) if self.check is not None else None
+        if problem is not None:
+            error.update(inert(problem))
             error.add_class("-error")
             return
         self.dismiss(parsed.value)

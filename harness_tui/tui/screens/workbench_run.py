@@ -34,7 +34,7 @@ from ..controller import (
 from ..modals.confirm import ConfirmModal
 from ..modals.output import OutputModal
 from ..modals.rerun import RerunModal
-from ..sanitize import visible
+from ..sanitize import shown, visible
 from .calls import AnswerEdit
 from .diff import record_diff_screen
 from .workbench_host import Workbench
@@ -96,6 +96,7 @@ class RunActions:
             "run-restart": lambda: self.replace_run("restart", self._restart_now),
             "rerun-from-task": self.rerun_from,
             "edit-output": self.edit_output,
+            "edit-params": self.edit_params,
             "toggle-breakpoint": self.toggle_breakpoint,
             "toggle-break-on-failure": self.toggle_break_on_failure,
         }
@@ -181,75 +182,113 @@ class RunActions:
         if task is None:
             self.screen.notify("select a task first (arrows, or / to find one)")
             return
-        try:
-            fork = session.plan_rerun(None, (Override("output", task, None),))
-        except HarnessError as exc:
-            self.screen.notify(str(exc), title="Cannot re-run", severity="error")
-            return
-        order = list(fork.workflow.graph.nodes)
-        again = [t for t in order if t != task and t not in fork.kept]
-        kept = [t for t in order if t in fork.kept]
-        plan = (
-            f"{task} is not called: its output is what you write. Re-runs: "
-            f"{_names(again)}. Keep what they did: {_names(kept)}."
-        )
         failed = session.status(task) in FAILURE_STATUSES
         title = f"Mark {task} done with this output and continue" if failed else (
             f"{task}: another output, then re-run what follows")  # fmt: skip
         text = session.run.output_text(task)
-        output = loads(text) if text is not None else None
+        self._what_if(
+            Override("output", task, None),
+            title,
+            f"{task} is not called: its output is what you write.",
+            loads(text) if text is not None else None,
+            lambda value: (Override("output", task, value),),
+        )
 
-        def edited(value: object) -> None:
-            if value is OutputModal.CANCELLED:
-                return
-            override = Override("output", task, value)
-            name = f"what-if on {task}"
-            if not session.replay:
-                self.replace_run(name, lambda: self._what_if_now(override))
-                return
-            question = f"Re-running what follows {task} runs task code that this export names."
-            self._ask_to_run_code(question, lambda calls: self.replace_run(
-                name, lambda: self._what_if_now(override, calls)))  # fmt: skip
+    def edit_params(self) -> None:
+        """``W``: other ``with:`` parameters for the selected task; it and what follows
+        re-run (the plan shown first), then the diff screen compares the two runs."""
+        session, task = self.controller.session, self.screen.selected
+        if session is None:
+            return
+        if task is None:
+            self.screen.notify("select a task first (arrows, or / to find one)")
+            return
+        params = dict(session.workflow.graph.nodes[task].params)
+        if not params:
+            self.screen.notify(f"{shown(task)} has no with: parameters to change")
+            return
 
-        self.screen.app.push_screen(OutputModal(title, plan, output), edited)
+        def check(value: Any) -> str | None:
+            if not isinstance(value, dict) or sorted(value) != sorted(params):
+                return f"parameters: keep the keys {', '.join(sorted(params))}, change values"
+            return None
+
+        first = next(iter(params))
+        self._what_if(
+            Override("with", task, params[first], param=first),
+            f"{task}: other parameters, then re-run it and what follows",
+            f"{task} re-runs with these with: parameters (the workflow patched).",
+            params,
+            lambda value: tuple(
+                Override("with", task, value[k], param=k) for k in params if value[k] != params[k]
+            ),
+            what="parameters",
+            check=check,
+        )
 
     def edit_answer(self, edit: AnswerEdit) -> None:
         """From the calls view: another answer for one recorded exchange; its task and what
         follows re-run, the other requests answered from the recording (the plan shown
         first), then the diff screen compares the two runs."""
+        task, attempt, index = edit.task, edit.attempt, edit.index
+        self._what_if(
+            Override("answer", task, None, attempt=attempt, index=index),
+            f"{task}: another recorded answer, then re-run what follows",
+            f"Call #{edit.exchange.seq} of {task}'s attempt {attempt} answers with what you "
+            "write; every other request of the re-run tasks is answered from the recording "
+            "first.",
+            answer_value(edit.exchange),
+            lambda value: (Override("answer", task, value, attempt=attempt, index=index),),
+            what="answer",
+            calls=CallMode.FILL,  # this workbench's own run: what the recording lacks is sent
+        )
+
+    def _what_if(
+        self,
+        probe: Override,
+        title: str,
+        says: str,
+        initial: Any,
+        make: Callable[[Any], tuple[Override, ...]],
+        *,
+        what: str = "output",
+        calls: CallMode = CallMode.LIVE,
+        check: Callable[[Any], str | None] | None = None,
+    ) -> None:
+        """A what-if re-run: the plan of ``probe`` (what re-runs, what keeps its record) and
+        the value to edit in a dialog; the overrides ``make`` gives for the value fork the
+        run on screen (an export asks first, and how its tasks reach models and APIs)."""
         session = self.controller.session
         if session is None:
             return
-        task, attempt, index = edit.task, edit.attempt, edit.index
-        where = Override("answer", task, None, attempt=attempt, index=index)
+        task = probe.task
         try:
-            fork = session.plan_rerun(None, (where,))
+            fork = session.plan_rerun(None, (probe,))
         except HarnessError as exc:
             self.screen.notify(str(exc), title="Cannot re-run", severity="error")
             return
         order = list(fork.workflow.graph.nodes)
-        again = [t for t in order if t not in fork.kept]
+        called = [t for t in order if t not in fork.kept]
+        again = [t for t in called if not (t == task and probe.kind == "output")]
         kept = [t for t in order if t in fork.kept]
-        plan = (
-            f"Call #{edit.exchange.seq} of {task}'s attempt {attempt} answers with what you "
-            f"write; every other request of the re-run tasks is answered from the recording "
-            f"first. Re-runs: {_names(again)}. Keep what they did: {_names(kept)}."
-        )
-        title = f"{task}: another recorded answer, then re-run what follows"
+        plan = f"{says} Re-runs: {_names(again)}. Keep what they did: {_names(kept)}."
 
         def edited(value: object) -> None:
             if value is OutputModal.CANCELLED:
                 return
-            override = Override("answer", task, value, attempt=attempt, index=index)
+            overrides = make(value)
+            if not overrides:
+                self.screen.notify("nothing changed: nothing re-runs")
+                return
             name = f"what-if on {task}"
-            if not session.replay:  # this workbench's own run: what it lacks is sent
-                self.replace_run(name, lambda: self._what_if_now(override, CallMode.FILL))
+            if not session.replay:
+                self.replace_run(name, lambda: self._what_if_now(overrides, calls))
                 return
             question = f"Re-running {task} and what follows runs task code this export names."
-            self._ask_to_run_code(question, lambda calls: self.replace_run(
-                name, lambda: self._what_if_now(override, calls)))  # fmt: skip
+            self._ask_to_run_code(question, lambda mode: self.replace_run(
+                name, lambda: self._what_if_now(overrides, mode)))  # fmt: skip
 
-        modal = OutputModal(title, plan, answer_value(edit.exchange), what="answer")
+        modal = OutputModal(title, plan, initial, what=what, check=check)
         self.screen.app.push_screen(modal, edited)
 
     def _ask_to_run_code(self, question: str, then: Callable[[CallMode], None]) -> None:
@@ -273,20 +312,22 @@ class RunActions:
         )
         self.screen.app.push_screen(modal, answered)
 
-    def _what_if_now(self, override: Override, calls: CallMode = CallMode.LIVE) -> bool:
-        """Fork the run on screen with ``override`` and continue it (then the diff opens)."""
+    def _what_if_now(
+        self, overrides: tuple[Override, ...], calls: CallMode = CallMode.LIVE
+    ) -> bool:
+        """Fork the run on screen with ``overrides`` and continue it (then the diff opens)."""
         session = self.controller.session
         if session is None:
             return False
-        task = override.task
         try:
-            session.rerun_from(None, calls, (override,))
+            session.rerun_from(None, calls, overrides)
         except HarnessError as exc:
             self.screen.notify(str(exc), title="Cannot re-run", severity="error")
             return False
         self.screen.show_session()
-        what = "output set" if override.kind == "output" else "answer edited"
-        self.screen.notify(f"{task}: {what}; re-running what follows, then comparing")
+        said = {"output": "output set", "answer": "answer edited", "with": "parameters set"}
+        what = said[overrides[0].kind]
+        self.screen.notify(f"{overrides[0].task}: {what}; re-running what follows, then comparing")
         self.go(single=False)  # queued: it starts once this intent returns
         return False
 
