@@ -35,6 +35,7 @@ from ..modals.confirm import ConfirmModal
 from ..modals.output import OutputModal
 from ..modals.rerun import RerunModal
 from ..sanitize import shown, visible
+from ..session import Session
 from .calls import AnswerEdit
 from .diff import record_diff_screen
 from .workbench_host import Workbench
@@ -150,13 +151,21 @@ class RunActions:
         self.screen.notify("restarted")
         return False
 
-    def rerun_from(self) -> None:
+    def _picked(self) -> tuple[Session, str] | None:
+        """The session and its selected task, or None (said when no task is selected)."""
         session, task = self.controller.session, self.screen.selected
         if session is None:
-            return
+            return None
         if task is None:
             self.screen.notify("select a task first (arrows, or / to find one)")
+            return None
+        return session, task
+
+    def rerun_from(self) -> None:
+        picked = self._picked()
+        if picked is None:
             return
+        session, task = picked
         name = f"re-run from {task}"
         if not session.replay:
             self.replace_run(name, lambda: self._rerun_now(task))
@@ -176,12 +185,10 @@ class RunActions:
         """``E``: another output for the selected task; what follows from it re-runs (the
         plan shown first), then the diff screen compares the two runs. On a failed task it is
         "mark done and continue": the same fork, at that task."""
-        session, task = self.controller.session, self.screen.selected
-        if session is None:
+        picked = self._picked()
+        if picked is None:
             return
-        if task is None:
-            self.screen.notify("select a task first (arrows, or / to find one)")
-            return
+        session, task = picked
         failed = session.status(task) in FAILURE_STATUSES
         title = f"Mark {task} done with this output and continue" if failed else (
             f"{task}: another output, then re-run what follows")  # fmt: skip
@@ -197,12 +204,10 @@ class RunActions:
     def edit_params(self) -> None:
         """``W``: other ``with:`` parameters for the selected task; it and what follows
         re-run (the plan shown first), then the diff screen compares the two runs."""
-        session, task = self.controller.session, self.screen.selected
-        if session is None:
+        picked = self._picked()
+        if picked is None:
             return
-        if task is None:
-            self.screen.notify("select a task first (arrows, or / to find one)")
-            return
+        session, task = picked
         params = dict(session.workflow.graph.nodes[task].params)
         if not params:
             self.screen.notify(f"{shown(task)} has no with: parameters to change")
