@@ -190,6 +190,7 @@ async def test_e_on_an_export_asks_before_running_its_code(agent: Path, tmp_path
         assert replay.screen.runs["summarize"].cause == "output overridden by the user"
 
 
+@pytest.mark.slow  # E on an export covers the same fork in the fast tier (about 2 s)
 async def test_f_on_an_export_keeps_every_task_the_record_has(agent: Path, tmp_path: Path) -> None:
     app = make_app(agent)
     async with app.run_test(size=SIZE) as pilot:
