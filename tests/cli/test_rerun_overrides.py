@@ -266,3 +266,29 @@ def test_the_report_of_a_fork_says_what_the_user_changed(folder: Path) -> None:
                            "-o", str(folder / "fork.html"))  # fmt: skip
     assert code == 0, err
     assert expected in (folder / "fork.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("damage", "says"),
+    [
+        ({"task": "roll", "kind": "answer", "value": 1}, "names its attempt and exchange"),
+        ({"task": "roll", "kind": "with", "value": 1}, "names its parameter"),
+        ({"task": "roll", "kind": "nope", "value": 1}, "invalid export at forked_from"),
+        ({"task": "roll", "kind": "output", "value": [[[[[[[[1]]]]]]]]}, "nested more than"),
+    ],
+)
+def test_a_damaged_override_in_an_export_is_one_line(
+    folder: Path, damage: dict[str, object], says: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness_tui.records.export.writing import checksum
+    from harness_tui.workflow import limits
+
+    harness("rerun", str(folder / "run.json"), "--no-store", "-q", "--set-output", "roll=1",
+            "--export", str(folder / "fork.json"))  # fmt: skip
+    document = json.loads((folder / "fork.json").read_text(encoding="utf-8"))
+    document["forked_from"]["overrides"] = [damage]
+    document["checksum"] = checksum(document)
+    (folder / "bad.json").write_text(json.dumps(document), encoding="utf-8")
+    monkeypatch.setenv(limits.ENV_VAR, "export_depth=8")
+    code, _, err = harness("rerun", str(folder / "bad.json"), "--no-store", "--from", "total")
+    assert code == 2 and len(err.splitlines()) == 1 and says in err, err
