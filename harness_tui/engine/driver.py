@@ -7,7 +7,8 @@ run ahead behind the same interface (see :mod:`.parallel`), and a breakpoint hol
 dispatch too.
 
 - **Hold**: a breakpoint on task *k* holds dispatch of every plan index >= *k*; the step the
-  drive started on runs even if it is a breakpoint (you are on it).
+  drive started on runs even if it is a breakpoint (you are on it). A drive that returned
+  holds everything: jobs already running finish, nothing new starts until the next drive.
 - **Hooks**: ``after_attempt`` sees each attempt's final event as it happens and may ask to
   pause once the step retires (break on failure); ``after_step`` sees each retired step's
   events and may stop the drive; ``on_events`` receives the events in batches.
@@ -67,7 +68,7 @@ class Steppable(Protocol):
 
     def cancel(self) -> None: ...
 
-    def hold_dispatch(self, breakpoints: Collection[str]) -> None: ...
+    def hold_dispatch(self, breakpoints: Collection[str] | None) -> None: ...
 
     def add_listener(self, listener: Callable[[TraceEvent], None]) -> None: ...
 
@@ -193,6 +194,7 @@ class Driver:
             if batch and self.on_events is not None:
                 self.on_events(batch)
         finally:
+            run.hold_dispatch(None)  # a drive that returned starts nothing more ahead
             run.remove_listener(self._watch_attempt)
             self._busy.release()
         return stop
