@@ -18,7 +18,7 @@
 
 Dask is optional (``pip install dask``); without it the dask columns are skipped.
 
-Run: python benchmarks/bench_parallel.py [--rounds 5] [--only-dask] [--only SHAPE]
+Run: python benchmarks/bench_parallel.py [--rounds 5] [--only-dask | --only-threads] [--only SHAPE]
 """
 
 from __future__ import annotations
@@ -150,10 +150,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--only-dask", action="store_true", help="Only part 3.")
     parser.add_argument("--only", help="Only the shapes whose name contains this.")
+    parser.add_argument("--only-threads", action="store_true", help="Only parts 1 and 2.")
     args = parser.parse_args()
     if not args.only_dask:
         threads(args.rounds, args.only)
-    if args.only is None:
+    if args.only is None and not args.only_threads:
         on_dask(args.rounds)
 
 
