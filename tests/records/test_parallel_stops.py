@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from harness_tui.engine.events import Status, TraceEvent
 from harness_tui.engine.orchestrator import Run, TaskOrchestrator
 from harness_tui.records.export import RunRecord
-from harness_tui.records.replay import replay
+from harness_tui.records.runs.replay import replay
 from harness_tui.workflow.loader import Workflow, parse_workflow
 
 Task = dict[str, object]
