@@ -10,7 +10,13 @@ ahead on the workers."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 import threading
+import time
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -132,3 +138,67 @@ def test_many_parallel_runs_stopped_at_any_moment_replay(
     workflow: Workflow, workers: int, events: int, from_thread: bool
 ) -> None:
     check_stopped_run(workflow, workers, events, from_thread)
+
+
+CTRL_C_TASKS = """\
+import os
+import time
+from pathlib import Path
+
+
+def work(inputs):
+    name = inputs["task"]["name"]
+    if name == os.environ["PRESS_AT"]:  # the test presses Ctrl+C once this task runs
+        Path(os.environ["PRESS_MARKER"]).touch()
+    time.sleep(inputs["params"]["seconds"])
+    return {"slept": inputs["params"]["seconds"]}
+"""
+
+
+def ctrl_c_then_replay(tmp_path: Path, workers: int, press_at: str) -> None:
+    """``run --workers N`` of independent chains and a slow layer, Ctrl+C once ``press_at``
+    runs: the export of the stopped run replays identically."""
+    tasks: dict[str, Task] = {}
+    for c in range(4):
+        for i in range(4):
+            seconds = 0.3 if (c, i) == (0, 1) else 0.02 * (1 + (c * i) % 3)
+            tasks[f"c{c}_{i}"] = {"run": "ctrl_c_tasks:work", "with": {"seconds": seconds},
+                                  **({"depends_on": [f"c{c}_{i - 1}"]} if i else {})}  # fmt: skip
+    tasks["cleanup"] = {"run": "builtin:echo", "depends_on": ["c1_3"], "trigger": "all_done"}
+    workflow = tmp_path / "chains.yaml"
+    workflow.write_text(json.dumps({"name": "chains", "tasks": tasks}))
+    (tmp_path / "ctrl_c_tasks.py").write_text(CTRL_C_TASKS)
+    marker, export = tmp_path / "pressed", tmp_path / "run.json"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "harness_tui", "run", str(workflow), "--no-store", "-q",
+         "--workers", str(workers), "--export", str(export)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PRESS_AT": press_at, "PRESS_MARKER": str(marker)},
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not marker.exists():
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, "the task never ran"
+        time.sleep(0.01)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    record = RunRecord.read(export)
+    assert record.document["status"] == "cancelled"
+    result = subprocess.run(
+        [sys.executable, "-m", "harness_tui", "replay", str(export)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+
+
+def test_ctrl_c_with_workers_records_a_run_that_replays(tmp_path: Path) -> None:
+    ctrl_c_then_replay(tmp_path, 4, "c0_1")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("workers", "press_at"), [(4, "c2_2"), (8, "c0_1"), (8, "c3_3")])
+def test_ctrl_c_with_more_workers_at_other_moments_replays(
+    tmp_path: Path, workers: int, press_at: str
+) -> None:
+    ctrl_c_then_replay(tmp_path, workers, press_at)
