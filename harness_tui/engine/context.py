@@ -36,7 +36,7 @@ class RunContext:
         clock: where time comes from (I5).
         executor: where attempts run.
         attempt: the attempt in flight on this context's thread (a stop cancels it).
-        detach: run attempts in a helper thread that a stop can leave (parallel runs).
+        detach: run attempts in a helper thread that a stop can leave.
         payload_text: the payload's canonical JSON.
         payload_digest: sha256 of :attr:`payload_text`.
         cancelled: set when the user stops the run (any thread may set it).
@@ -98,7 +98,7 @@ class RunContext:
         self.calls = calls
         self.worker = 0  # the run's own thread (a parallel run's jobs say theirs)
         self.attempt: Attempt | None = None  # the attempt in flight, for a stop to reach
-        self.detach = False  # attempts run where a stop can leave them (a parallel run's)
+        self.detach = False  # attempts run where a stop can leave them
         self.unattributed = LogBuffer(
             "", 0, log_limit or DEFAULT_LOG_LIMIT, None, self.log_listeners
         )

@@ -13,6 +13,13 @@ output are kept aside instead of entering the trace, and what it reads of the ta
 not yet retired, from that dependency's job (:class:`_JobOutcomes`). Everything a task can see
 is final before it starts, so its events are the serial run's.
 
+An attempt runs in its worker's own thread (no hand-off to a helper thread per attempt: that
+doubled the cost of a trivial task). A stop cannot interrupt it there, so a job the run waits
+for whose cancelled attempt has not returned after :data:`GRACE` seconds is *taken over*: the
+run records the attempt ``cancelled`` for it, as a detached attempt is recorded, and the worker
+thread is written off (it ends when the call returns; its result and events are discarded)
+while a fresh thread takes its place.
+
 The run *retires* tasks in plan order: it waits for the next task's job and appends what the
 job kept, numbered then. So the trace, the results and every digest are the serial run's,
 whatever the timing. After a stop, jobs beyond the stopping point are dropped (their events
@@ -32,9 +39,12 @@ from .events import Status, TraceEvent
 from .graph import Trigger
 from .scheduler import PlanStep
 from .state import Commit, RunState
-from .step import StepRunner
+from .step import STOPPED, StepRunner
 
-__all__ = ["ParallelPool", "default_buffer"]
+__all__ = ["GRACE", "ParallelPool", "default_buffer"]
+
+GRACE = 0.2
+"""Seconds a stopped attempt may take to return on its own before the run takes its job over."""
 
 
 def default_buffer(workers: int) -> int:
@@ -47,7 +57,7 @@ class _Job:
 
     __slots__ = (
         "cancelled", "commit", "context", "done", "error", "events", "final", "input_digest",
-        "output", "started", "step",
+        "output", "started", "step", "taken", "thread",
     )  # fmt: skip
 
     def __init__(self, step: PlanStep) -> None:
@@ -62,6 +72,8 @@ class _Job:
         self.error: BaseException | None = None
         self.output: Commit | None = None
         self.input_digest: str | None = None
+        self.taken = False  # taken over: its worker's further events are refused
+        self.thread: threading.Thread | None = None  # the worker thread running it
 
     def settle(self) -> None:
         """Keep what dependents read of this job once it completed."""
@@ -113,28 +125,48 @@ class _JobOutcomes:
         return list(dict.fromkeys([*names, *(task for _, task in ahead)]))
 
 
+class _TakenOver(BaseException):
+    """Unwinds a worker whose job the run took over (its attempt returned after a stop)."""
+
+
 class _JobContext(RunContext):
     """The run's context as one job sees it: reads go to the outcomes of the tasks before it,
-    writes stay in the job."""
+    writes stay in the job (refused once the run took the job over)."""
 
-    __slots__ = ("job",)
+    __slots__ = ("job", "lock")
 
-    def __init__(self, base: RunContext, job: _Job, worker: int, outcomes: _JobOutcomes) -> None:
+    def __init__(
+        self,
+        base: RunContext,
+        job: _Job,
+        worker: int,
+        outcomes: _JobOutcomes,
+        lock: threading.Lock,
+    ) -> None:
         for name in RunContext.__slots__:
             setattr(self, name, getattr(base, name))
         self.job = job
+        self.lock = lock
         self.outcomes = outcomes
         self.cancelled = job.cancelled
         self.worker = worker
         self.attempt = None
-        self.detach = True  # a stop or an abandon must reach an attempt without a timeout
+        self.detach = False  # in the worker's thread: a stop takes the job over instead
 
     def record(self, event: TraceEvent) -> None:
         """Keep the event in the job (numbered again, and heard, when the job retires)."""
-        self.job.events.append(event)
+        job = self.job
+        with self.lock:
+            if job.taken:
+                raise _TakenOver
+            job.events.append(event)
 
     def commit(self, task: str, text: str, digest: str) -> None:
-        self.job.commit = (len(self.job.events), text, digest)
+        job = self.job
+        with self.lock:
+            if job.taken:
+                raise _TakenOver
+            job.commit = (len(job.events), text, digest)
 
 
 class ParallelPool:
@@ -236,10 +268,14 @@ class ParallelPool:
             self._queue.put(job)
 
     def _work(self, worker: int) -> None:
+        thread = threading.current_thread()
         job = self._queue.get()
         while job is not None:
-            self._run(job, worker)
+            final, error = self._run(job, worker, thread)
             with self._lock:
+                if job.taken:  # this thread was written off, another took its place
+                    return
+                job.final, job.error = final, error
                 self._complete(job)
                 taken = self._take()
             if taken:  # this worker goes on with the first, idle ones take the rest
@@ -248,21 +284,26 @@ class ParallelPool:
             else:
                 job = self._queue.get()
 
-    def _run(self, job: _Job, worker: int) -> None:
+    def _run(
+        self, job: _Job, worker: int, thread: threading.Thread
+    ) -> tuple[Status, BaseException | None]:
         if job.cancelled.is_set():  # dropped before it began
-            return
+            return Status.CANCELLED, None
         job.started = True
+        job.thread = thread
+        context = job.context = _JobContext(self._context, job, worker, self._outcomes, self._lock)
         try:
-            context = job.context = _JobContext(self._context, job, worker, self._outcomes)
-            job.final = StepRunner(context).execute(job.step)
+            return StepRunner(context).execute(job.step), None
+        except _TakenOver:
+            return Status.CANCELLED, None
         except BaseException as exc:  # re-raised in the run's thread at retire
-            job.error = exc
+            return Status.CANCELLED, exc
         finally:
             job.context = None
-            job.settle()
 
     def _complete(self, job: _Job) -> None:
         """The job is done: its worker is free and its dependents may start (under the lock)."""
+        job.settle()
         job.done = True
         self._running -= 1
         if job.started and not self._stopped:
@@ -301,7 +342,10 @@ class ParallelPool:
                 if job is None and self._stopped and not start:
                     self._wanted = None
                     return None
-                self._changed.wait()
+                if job is None or not job.cancelled.is_set():
+                    self._changed.wait()
+                elif not self._changed.wait(GRACE):  # stopped: a hung attempt is left behind
+                    self._take_over(job)
             self._wanted = None
         if job.error is not None or not job.started:
             with self._lock:
@@ -316,6 +360,39 @@ class ParallelPool:
             taken = self._take()
         self._hand_out(taken)
         return job.final
+
+    def _take_over(self, job: _Job) -> None:
+        """Record the job's attempt in flight ``cancelled``, as a detached attempt a stop left
+        behind is recorded, and write its worker thread off (under the lock)."""
+        context = job.context
+        attempt = None if context is None else context.attempt
+        if context is None or attempt is None or job.done:
+            return  # between attempts, or ending: it comes back by itself
+        opened = job.events[-1] if job.events else None
+        started = (
+            opened.started_at
+            if opened is not None
+            and opened.status is Status.RUNNING
+            and opened.attempt == attempt.number
+            else None  # a fallback has no running event: it starts now, as far as we know
+        )
+        job.events.append(
+            context.new_event(len(job.events), job.step, Status.CANCELLED, attempt.number,
+                              started, dict(STOPPED), None, None, None)
+        )  # fmt: skip
+        job.final = Status.CANCELLED
+        self._write_off(job)
+        job.settle()
+        job.done = True
+        self._changed.notify_all()
+
+    def _write_off(self, job: _Job) -> None:
+        """The job's worker thread is lost to it: its slot is free and a new thread may take
+        its place (under the lock)."""
+        job.taken = True
+        self._running -= 1
+        if job.thread in self._threads:
+            self._threads.remove(job.thread)
 
     def _record(self, job: _Job) -> None:
         context = self._context
@@ -340,11 +417,13 @@ class ParallelPool:
         nodes = self._context.graph.nodes
         with self._lock:
             self._stopped = True
-            jobs = list(self._jobs.values())
+            kept = Trigger.ALL_DONE if keep_cleanups else None
+            jobs = [job for job in self._jobs.values() if nodes[job.step.task].trigger is not kept]
+            for job in jobs:  # before the run hears of it: it may take over what it waits for
+                job.cancelled.set()
             self._changed.notify_all()
         for job in jobs:
-            if not (keep_cleanups and nodes[job.step.task].trigger is Trigger.ALL_DONE):
-                _cancel(job)
+            _cancel(job)
 
     def abandon(self, keep: Callable[[PlanStep], bool]) -> None:
         """Drop every job but those ``keep`` accepts whose dependencies all retired before the
@@ -362,6 +441,9 @@ class ParallelPool:
                 if not keep(job.step)
                 or any(index[d] >= retired for d in nodes[job.step.task].depends_on)
             ]
+            for job in dropped:
+                if job.started and not job.done and not job.taken:
+                    self._write_off(job)  # nothing waits for it: its slot is free at once
         for job in dropped:
             _cancel(job)
 

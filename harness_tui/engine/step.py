@@ -16,7 +16,10 @@ from .inputs import ResultsView, TaskInputs
 from .recorded_calls import AttemptIO
 from .scheduler import PlanStep
 
-__all__ = ["StepRunner"]
+__all__ = ["STOPPED", "StepRunner"]
+
+STOPPED = {"type": "Cancelled", "message": "stopped by the user"}
+"""The error of an attempt a stop cancelled (a copy goes into each event)."""
 
 _new_tuple = tuple.__new__
 
@@ -255,7 +258,7 @@ class StepRunner:
                 Status.CANCELLED,
                 attempt,
                 started_at=started,
-                error=outcome.error or {"type": "Cancelled", "message": "stopped by the user"},
+                error=outcome.error or dict(STOPPED),
             ).status
         if outcome.exception is not None:
             self._context.exceptions[node.name] = outcome.exception

@@ -365,3 +365,42 @@ def test_work_completed_ahead_of_a_stop_is_retired_cancelled_and_cleanups_see_th
     assert [parallel.task_status(f"b{i}") for i in range(3)] == [Status.CANCELLED] * 3
     assert parallel.task_status("cleanup") is Status.SUCCEEDED
     assert parallel.results["cleanup"] == []
+
+
+def test_a_hung_attempt_a_stop_left_behind_returns_late_and_changes_nothing() -> None:
+    """Attempts run in their worker's thread; a stop takes over the job the run waits for
+    (recorded ``cancelled``) and the worker's late result, when the call returns, is thrown
+    away, its thread replaced (the cleanup still finds a worker)."""
+    entered, release, late = threading.Event(), threading.Event(), threading.Event()
+
+    def hang(inputs: Mapping[str, Any]) -> int:
+        entered.set()
+        release.wait(10)
+        late.set()
+        return 1
+
+    def cleanup(inputs: Mapping[str, Any]) -> str:
+        return "clean"
+
+    nodes = [TaskNode("h", hang, timeout_seconds=None),
+             TaskNode("cleanup", cleanup, depends_on=("h",), trigger=Trigger.ALL_DONE,
+                      timeout_seconds=None)]  # fmt: skip
+    run = TaskOrchestrator(TaskGraph.from_nodes(nodes), workers=2).start({})
+
+    def stop() -> None:
+        entered.wait(10)
+        run.cancel()
+
+    stopper = threading.Thread(target=stop)
+    stopper.start()
+    run.run_to_end()
+    stopper.join()
+    trace = run.canonical_trace()
+    assert [(e["task"], e["status"], e["attempt"]) for e in trace] == [
+        ("h", "running", 1), ("h", "cancelled", 1), ("cleanup", "running", 1),
+        ("cleanup", "succeeded", 1),
+    ]  # fmt: skip
+    assert not late.is_set()
+    release.set()
+    assert late.wait(10)
+    assert run.canonical_trace() == trace and run.status.value == "cancelled"
