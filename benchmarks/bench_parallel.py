@@ -6,8 +6,8 @@
    independent tasks. Rounds interleave ours and dask's; printed: wall medians with their
    spread (min-max), the critical path, and ours / dask (targets: <= 1.15 on the three deep
    shapes, <= 1.05 on the wide one). The same for ``async def`` tasks on the wide shape.
-2. 10,000 trivial tasks (wide) with 4 threads: per-task overhead against dask's threaded
-   scheduler with 4 workers, and our serial overhead.
+2. 10,000 trivial tasks (wide) with 4 threads: per-task wall and CPU time against dask's
+   threaded scheduler with 4 workers, and our serial cost (15 interleaved rounds).
 
 3. ``--executor dask`` (needs ``harness-tui[dask]``): a LocalCluster of 2 worker processes
    (its start-up timed and printed apart). 16 CPU-bound tasks of about 0.25 s each: serial
@@ -150,15 +150,16 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--only-dask", action="store_true", help="Only part 3.")
     parser.add_argument("--only", help="Only the shapes whose name contains this.")
+    parser.add_argument("--cpu-rounds", type=int, default=15, help="Rounds of part 2.")
     parser.add_argument("--only-threads", action="store_true", help="Only parts 1 and 2.")
     args = parser.parse_args()
     if not args.only_dask:
-        threads(args.rounds, args.only)
+        threads(args.rounds, args.only, args.cpu_rounds)
     if args.only is None and not args.only_threads:
         on_dask(args.rounds)
 
 
-def threads(rounds: int, only: str | None) -> None:
+def threads(rounds: int, only: str | None, cpu_rounds: int) -> None:
     print(f"{WORKERS} workers, medians of {rounds} (min-max), rounds interleaved with dask's")
     for title, (make, target) in SHAPES.items():
         if only is not None and only not in title:
@@ -183,17 +184,45 @@ def threads(rounds: int, only: str | None) -> None:
     coroutines = as_graph(shape, async_wait)
     mine = [ours(coroutines, WORKERS) for _ in range(rounds)]
     print(f"wide 100 x 50 ms, async def and asyncio.sleep: ours {spread(mine)}")
-    trivials = {f"t{i:05d}": (0.0, ()) for i in range(10_000)}
-    graph = as_graph(trivials, trivial)
-    serial = [ours(graph, 1) / 10_000 * 1e6 for _ in range(rounds)]
-    threaded = [ours(graph, 4) / 10_000 * 1e6 for _ in range(rounds)]
-    print(f"10,000 trivial tasks: serial {per_task(serial)}, 4 threads {per_task(threaded)}")
-    dask = [dask_time(trivials, 4, trivial_tasks=True) for _ in range(rounds)]
-    known = [t / 10_000 * 1e6 for t in dask if t is not None]
-    if known:
-        ratio = statistics.median(threaded) / statistics.median(known)
-        print(f"  dask threaded, 4 workers: {per_task(known)}; ours / dask = {ratio:.2f} "
-              "(target <= 1.1)")  # fmt: skip
+    trivial_tasks(cpu_rounds)
+
+
+def trivial_tasks(rounds: int) -> None:
+    """10,000 trivial tasks: wall and CPU time (the whole process's: every thread) per task,
+    serial, 4 threads and dask threaded with 4 workers, interleaved rounds."""
+    shape: Shape = {f"t{i:05d}": (0.0, ()) for i in range(10_000)}
+    graph = as_graph(shape, trivial)
+    times: dict[str, tuple[list[float], list[float]]] = {
+        "serial": ([], []), "4 threads": ([], []), "dask threaded 4": ([], []),
+    }  # fmt: skip
+
+    def one(name: str) -> float | None:
+        if name == "serial":
+            return ours(graph, 1)
+        if name == "4 threads":
+            return ours(graph, 4)
+        return dask_time(shape, 4, trivial_tasks=True)
+
+    for _ in range(rounds):
+        for name in times:
+            cpu = time.process_time()
+            wall = one(name)
+            if wall is None:
+                continue
+            times[name][0].append(wall / 10_000 * 1e6)
+            times[name][1].append((time.process_time() - cpu) / 10_000 * 1e6)
+    print(f"10,000 trivial tasks, medians of {rounds} interleaved rounds (min-max):")
+    for name, (walls, cpus) in times.items():
+        if walls:
+            print(f"  {name:16} wall {per_task(walls)}, CPU {per_task(cpus)}")
+    threads, dask = times["4 threads"], times["dask threaded 4"]
+    if dask[0]:
+        print(f"  4 threads / dask threaded 4: wall {ratio(threads[0], dask[0]):.2f}, CPU "
+              f"{ratio(threads[1], dask[1]):.2f} (target <= 1.1)")  # fmt: skip
+
+
+def ratio(ours: list[float], theirs: list[float]) -> float:
+    return statistics.median(ours) / statistics.median(theirs)
 
 
 def per_task(micros: list[float]) -> str:
