@@ -17,6 +17,7 @@ from typing import Any
 from textual.pilot import Pilot
 
 from harness_tui.engine.clock import FakeClock
+from harness_tui.records.runs.settings import RunSettings
 from harness_tui.tui.app import HarnessApp, create_app
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,7 +45,7 @@ async def shoot(
 
 
 def app(path: str | None, **kwargs: Any) -> HarnessApp:
-    return create_app(path, clock=FakeClock(start=100.0, tick=0.25), **kwargs)
+    return create_app(path, **kwargs, settings=RunSettings(clock=FakeClock(start=100.0, tick=0.25)))
 
 
 async def mid_run(pilot: Pilot[Any]) -> None:
@@ -108,7 +109,7 @@ async def main() -> None:
     await shoot("failed-task", app("tests/tui/data/flaky_pipeline.yaml"), failed)
     await shoot("diff", app("workflows/release_v2.yaml"), diff)
     # Real time and four workers: the bars show what overlapped.
-    parallel = create_app("workflows/etl_fanout.yaml", workers=4)
+    parallel = create_app("workflows/etl_fanout.yaml", settings=RunSettings(workers=4))
     await shoot("timeline", parallel, timeline)
     with tempfile.TemporaryDirectory() as folder:
         from harness_tui.engine.orchestrator import TaskOrchestrator

@@ -10,17 +10,14 @@ tables read it. What moves a run (intents, the drive, hold, pause, stop) is the
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import InitVar, dataclass
+from dataclasses import InitVar, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..engine.attempt import Executor
 from ..engine.canonical import check_json, digest
-from ..engine.clock import Clock
 from ..engine.errors import HarnessError
 from ..engine.events import FAILURE_STATUSES, Status, TraceEvent, ends_task
 from ..engine.orchestrator import Run
-from ..engine.recorded_calls import CallSession
 from ..engine.state import Snapshot
 from ..executors.threads import ThreadExecutor
 from ..files import FileError, FileKind, file_kind
@@ -30,7 +27,7 @@ from ..records.export import RunRecord, export_name
 from ..records.runs.fork import Fork, plan_fork
 from ..records.runs.live import LiveRun
 from ..records.runs.replay import replay_run
-from ..records.store import RunStore
+from ..records.runs.settings import DEFAULT_SETTINGS, RunSettings
 from ..workflow.errors import WorkflowError
 from ..workflow.loader import Workflow
 from ..workflow.payload import Payload
@@ -57,12 +54,8 @@ class Session:
     workflow: Workflow
     payload: Any
     record: RunRecord | None = None
-    clock: Clock | None = None
+    settings: RunSettings = DEFAULT_SETTINGS  # how its live runs run and are recorded
     source_path: str = ""
-    store: RunStore | None = None
-    workers: int = 1
-    executor: Executor | None = None  # where live attempts run (default: threads of this process)
-    calls: Callable[[], CallSession] | None = None  # a recording session per live run (--record)
     resumed: InitVar[LiveRun | None] = None  # a stored run taken back, instead of a new run
 
     def __post_init__(self, resumed: LiveRun | None) -> None:
@@ -86,7 +79,7 @@ class Session:
     @property
     def recording(self) -> bool:
         """Whether live runs record what HTTP services and ``io.call`` answer them."""
-        return self.record is None and self.calls is not None
+        return self.record is None and self.settings.recording is not None
 
     @property
     def payload_digest(self) -> str:
@@ -143,20 +136,13 @@ class Session:
         self._in_flight = frozenset()
         if self.record is not None:
             return LiveRun(self.record.workflow, replay_run(self.record))
-        return LiveRun.start(
-            self.workflow,
-            self.payload,
-            store=self.store,
-            executor=self._executor(),
-            clock=self.clock,
-            workers=self.workers,
-            calls=None if self.calls is None else self.calls(),
-        )
+        return LiveRun.start(self.workflow, self.payload, self._live_settings())
 
-    def _executor(self) -> Executor:
-        """The executor of a new live run: ``executor`` when given (a Dask cluster), else
-        threads of this process, every attempt in one so that a stop can leave it behind."""
-        return self.executor or ThreadExecutor(isolate=True)
+    def _live_settings(self) -> RunSettings:
+        """The settings of a new live run: the executor given (a Dask cluster), else threads
+        of this process, every attempt in one so that a stop can leave it behind."""
+        executor = self.settings.executor or ThreadExecutor(isolate=True)
+        return replace(self.settings, executor=executor)
 
     def _replace_run(self) -> None:
         """Leave the current run behind (the store marks it abandoned) and start afresh."""
@@ -211,14 +197,8 @@ class Session:
         self.record = None
         self.view_seq, self.delivered = None, 0
         self._in_flight = frozenset()
-        self.live = LiveRun.fork(
-            fork,
-            store=self.store,
-            clock=self.clock,
-            executor=self._executor(),
-            calls=None if self.calls is None else self.calls(),
-        )
-        self.live.run.set_workers(self.workers)
+        self.live = LiveRun.fork(fork, self._live_settings())
+        self.live.run.set_workers(self.settings.workers)
         self.live.driver.break_on_failure = self._break_on_failure
         return fork
 
@@ -360,16 +340,10 @@ class Session:
 
 
 def open_session(
-    path: str,
-    payload: Payload | None = None,
-    clock: Clock | None = None,
-    store: RunStore | None = None,
-    workers: int = 1,
-    executor: Executor | None = None,
-    calls: Callable[[], CallSession] | None = None,
+    path: str, payload: Payload | None = None, settings: RunSettings = DEFAULT_SETTINGS
 ) -> Session:
-    """Open a workflow file (with ``payload``, or its own) or a run export; live runs use
-    ``workers``, ``executor`` and ``calls`` (see :class:`Session`).
+    """Open a workflow file (with ``payload``, or its own) or a run export; its live runs
+    run with ``settings``.
 
     Raises:
         OpenError: with the lines to show (never a traceback).
@@ -388,7 +362,7 @@ def open_session(
             raise OpenError(path, [str(exc)]) from None
         try:
             return Session(
-                record.workflow, record.payload, record=record, clock=clock, source_path=path
+                record.workflow, record.payload, record=record, settings=settings, source_path=path
             )
         except RecordError as exc:
             raise OpenError(path, [str(exc)]) from None
@@ -397,13 +371,4 @@ def open_session(
     except WorkflowError as exc:
         raise OpenError(path, [str(p) for p in exc.problems]) from None
     value = workflow.payload if payload is None else payload.value
-    return Session(
-        workflow,
-        value,
-        clock=clock,
-        source_path=path,
-        store=store,
-        workers=workers,
-        executor=executor,
-        calls=calls,
-    )
+    return Session(workflow, value, settings=settings, source_path=path)

@@ -20,6 +20,7 @@ from textual.app import ComposeResult
 from textual.notifications import SeverityLevel
 from textual.widgets import Footer, Static
 
+from ...workflow.limits import LINE_CHARS
 from ..actions import INSPECTOR, READ_ONLY, WORKBENCH, Action, routed_bindings
 from ..controller import RunController
 from ..messages import RunUpdated
@@ -193,7 +194,7 @@ class WorkbenchScreen(ActingScreen):
             # Each line visible (a file name or a quoted value cannot break or drive it), as
             # plain text: error lines quote paths like payload.x[1], which are not markup.
             lines = [f"Cannot open {shown(error.path)}:", ""] + [
-                shown(x, 2_000) for x in error.lines
+                shown(x, LINE_CHARS) for x in error.lines
             ]
             errors.update(Text("\n".join(lines) + "\n\no: open another file · R: reload"))
         errors.display = True
