@@ -202,6 +202,8 @@ class Driver:
     def _loop(self, single: bool, batch: list[TraceEvent], last: float) -> Stop:
         run = self.run
         first = True
+        paused = self._pause.is_set
+        delivers = self.on_events is not None  # set between drives, never during one
         while not run.finished:
             upcoming = run.next_step
             if not first and upcoming is not None and upcoming.task in self.breakpoints:
@@ -209,7 +211,8 @@ class Driver:
             first = False
             run.hold_dispatch(self.breakpoints)
             events = run.step()
-            batch.extend(events)
+            if delivers:
+                batch.extend(events)
             if self._was_held:  # the user already stopped at this step's failure
                 self._was_held = False
                 single = single or self._single_after_release
@@ -218,9 +221,9 @@ class Driver:
             failed = self._failed_attempt
             if failed is not None and not run.finished:
                 return Stop(StopReason.FAILURE, failed.task)
-            if self._pause.is_set() or (self.after_step and self.after_step(events)):
+            if paused() or (self.after_step and self.after_step(events)):
                 return Stop(StopReason.FINISHED if run.finished else StopReason.PAUSED)
-            if self.on_events is not None and batch:
+            if delivers and batch:
                 now = self._now()
                 if now - last >= self.batch_seconds:
                     self.on_events(batch[:])
