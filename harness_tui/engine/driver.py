@@ -203,7 +203,8 @@ class Driver:
         run = self.run
         first = True
         paused = self._pause.is_set
-        delivers = self.on_events is not None  # set between drives, never during one
+        deliver = self.on_events  # set between drives, never during one
+        delivers = deliver is not None
         while not run.finished:
             upcoming = run.next_step
             if not first and upcoming is not None and upcoming.task in self.breakpoints:
@@ -223,10 +224,10 @@ class Driver:
                 return Stop(StopReason.FAILURE, failed.task)
             if paused() or (self.after_step and self.after_step(events)):
                 return Stop(StopReason.FINISHED if run.finished else StopReason.PAUSED)
-            if delivers and batch:
+            if deliver is not None and batch:
                 now = self._now()
                 if now - last >= self.batch_seconds:
-                    self.on_events(batch[:])
+                    deliver(batch[:])
                     batch.clear()
                     last = now
         return Stop(StopReason.FINISHED)
