@@ -102,6 +102,16 @@ async def logs_search(pilot: Pilot[Any]) -> None:
     await pilot.pause()
 
 
+async def calls_view(pilot: Pilot[Any]) -> None:
+    await pilot.press("c")
+    await settle(pilot)
+    screen: Any = pilot.app.screen
+    screen._select("reply")
+    await pilot.pause()
+    await pilot.press("C")
+    await pilot.pause()
+
+
 async def main() -> None:
     os.chdir(ROOT)
     OUT.mkdir(exist_ok=True)
@@ -138,6 +148,11 @@ async def main() -> None:
 
         mixed_store(Path(folder) / "runs.sqlite3")
         await shoot("run-browser", app(None, store_path="runs.sqlite3", browse=True), browsing)
+        # A recorded agent run (a loopback fake model, stopped once recorded): its calls.
+        from tests.tui.agent_run import recorded_agent_run
+
+        agent = recorded_agent_run(Path(folder))
+        await shoot("calls", app(agent.export.name, replay=True), calls_view)
         os.chdir(ROOT)
     await shoot("logs-search", app("tests/tui/data/printing_pipeline.yaml"), logs_search)
 

@@ -27,6 +27,7 @@ from ..messages import RunUpdated
 from ..modals.quitting import QuittingModal
 from ..sanitize import shown
 from ..session import OpenError, Session
+from ..widgets.inspector import Inspector
 from ..widgets.run_header import RunHeader
 from ..widgets.run_panes import RunPanes
 from ..widgets.trace_panel import TracePanel
@@ -234,6 +235,9 @@ class WorkbenchScreen(ActingScreen):
             return
         self.repaint(tasks)
         self.refresh_bindings_if_changed()
+
+    def on_inspector_calls_wanted(self, message: Inspector.CallsWanted) -> None:
+        self.views.show_calls(message.task, message.attempt, message.seq)
 
     def on_trace_panel_event_chosen(self, message: TracePanel.EventChosen) -> None:
         self.travel(lambda session: session.go_to(message.seq))
