@@ -404,3 +404,27 @@ def test_a_hung_attempt_a_stop_left_behind_returns_late_and_changes_nothing() ->
     release.set()
     assert late.wait(10)
     assert run.canonical_trace() == trace and run.status.value == "cancelled"
+
+
+def test_a_hung_fallback_a_stop_left_behind_is_recorded_as_its_attempt() -> None:
+    entered, release = threading.Event(), threading.Event()
+
+    def boom(inputs: Mapping[str, Any]) -> int:
+        raise RuntimeError("boom")
+
+    def hang(inputs: Mapping[str, Any]) -> int:
+        entered.set()
+        release.wait(10)
+        return 1
+
+    graph = TaskGraph.from_nodes([TaskNode("f", boom, fallback=hang, timeout_seconds=None)])
+    run = TaskOrchestrator(graph, workers=2).start({})
+    stopper = threading.Thread(target=lambda: entered.wait(10) and run.cancel())
+    stopper.start()
+    run.run_to_end()
+    stopper.join()
+    release.set()
+    assert [(e.status, e.attempt) for e in run.events] == [
+        (Status.RUNNING, 1), (Status.FAILED, 1), (Status.CANCELLED, 2),
+    ]  # fmt: skip
+    assert run.events[-1].error == {"type": "Cancelled", "message": "stopped by the user"}
