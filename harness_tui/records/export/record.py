@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import weakref
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,7 @@ from ...workflow.limits import current
 from ...workflow.loader import Workflow, parse_workflow
 from ...workflow.python_source import workflow_from_spec
 from ..errors import RecordError
+from .overrides import Override, add_overrides
 from .redaction import REPLACEMENT, UNCHECKED, redact_document
 from .writing import checksum, export_chunks, export_text, run_document
 
@@ -70,6 +71,7 @@ class RunRecord:
         status: str | None = None,
         forked_from: tuple[str, str] | None = None,
         environment: Mapping[str, Any] | None = None,
+        overrides: Sequence[Override] = (),
     ) -> RunRecord:
         """Capture a run (finished or not) with its workflow.
 
@@ -79,6 +81,7 @@ class RunRecord:
                 :mod:`.redaction`).
             status: the run status to record instead of the run's own (a stored run's).
             forked_from: ``(run digest, task)`` of the run this one was re-run from.
+            overrides: that re-run's what-if changes (export 1.3; redacted with ``redact``).
             environment: what to record as the environment (default: this interpreter's).
         """
         keys = frozenset(redact)
@@ -90,6 +93,7 @@ class RunRecord:
             forked_from=forked_from,
             environment=environment,
         )
+        add_overrides(document, overrides, redacted=bool(keys))  # export 1.3, if any
         if keys:
             from .io_redaction import redact_recordings  # gzip and zlib: only when redacting
 
