@@ -11,7 +11,7 @@ import click
 from ..config import Config, state_path
 from .app import cli
 from .calls_opt import recording_sessions, session_options
-from .common import echo, payload_option, workers_option
+from .common import echo, payload_option, workbench_store_option, workers_option
 from .completion import WORKFLOW
 from .executor_opt import chosen_executor, executor_option
 
@@ -104,7 +104,7 @@ def _outlived(app: HarnessApp) -> None:
 @cli.command("open")
 @click.argument("file", required=False, type=WORKFLOW)
 @payload_option
-@click.option("--store", "store_path", type=click.Path(dir_okay=False), help="The run store.")
+@workbench_store_option
 @click.option("--no-store", is_flag=True, help="Do not record live runs.")
 @workers_option
 @executor_option
