@@ -341,12 +341,22 @@ as after a kill (the finished tasks are committed first unless a write was under
 
 
 def _leave_now(live: LiveRun) -> NoReturn:
+    """The third Ctrl+C: what the store has pending is written (unless a write is under way),
+    the line that says how to go on reaches the terminal, and the processes tasks started
+    end with the command, as at any exit."""
+    from ..engine.capture import current
+    from .children import end_children
+
     live.flush(if_idle=True)
+    # The signal handler runs in the context of the attempt it interrupted: without this,
+    # the line would join that attempt's log instead of the terminal.
+    current.set(None)
     if live.run_id:
         echo(f"interrupted; continue with: harness-tui resume {live.run_id}", err=True)
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()
+    end_children()
     os._exit(EXIT_INTERRUPTED)  # not sys.exit: a task still running must not hold us
 
 
