@@ -22,9 +22,9 @@ import time
 from pathlib import Path
 
 from harness_tui.engine.clock import FakeClock
-from harness_tui.records.live import LiveRun
-from harness_tui.records.run_query import RunQuery
+from harness_tui.records.runs.live import LiveRun
 from harness_tui.records.store import RunStore
+from harness_tui.records.store.queries import RunQuery
 from harness_tui.tui.app import create_app
 from harness_tui.tui.screens.run_browser import RunBrowserScreen
 from harness_tui.workflow.loader import parse_workflow

@@ -48,17 +48,17 @@ if TYPE_CHECKING:
     from .executors import Attempt, Executor, ExecutorError, Outcome, OutcomeKind
     from .executors.threads import SerialExecutor, ThreadExecutor
     from .harness import Harness
-    from .records.divergence import TraceDiff, trace_diff
     from .records.errors import RecordError, StoreError
     from .records.export import RunRecord
-    from .records.live import LiveRun
-    from .records.replay import replay
+    from .records.runs.divergence import TraceDiff, trace_diff
+    from .records.runs.live import LiveRun
+    from .records.runs.replay import replay
     from .records.store import RunStore
     from .workflow.errors import WorkflowError
     from .workflow.expressions import condition
     from .workflow.loader import Workflow, load_workflow, parse_workflow
 
-__version__ = "0.1.0"
+from .version import __version__
 
 _LAZY = {
     "CanonicalError": ".engine",
@@ -105,14 +105,14 @@ _LAZY = {
     "CallSession": ".engine.recorded_calls",
     "recorded": ".engine.recorded_calls",
     "Snapshot": ".engine.state",
-    "TraceDiff": ".records.divergence",
-    "trace_diff": ".records.divergence",
+    "TraceDiff": ".records.runs.divergence",
+    "trace_diff": ".records.runs.divergence",
     "RecordError": ".records.errors",
     "StoreError": ".records.errors",
-    "RunRecord": ".records.export",
-    "LiveRun": ".records.live",
-    "replay": ".records.replay",
-    "RunStore": ".records.store",
+    "RunRecord": ".records.export.record",
+    "LiveRun": ".records.runs.live",
+    "replay": ".records.runs.replay",
+    "RunStore": ".records.store.run_store",
     "WorkflowError": ".workflow.errors",
     "condition": ".workflow.expressions",
     "Workflow": ".workflow.loader",

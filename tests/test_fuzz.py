@@ -25,9 +25,10 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness_tui.records import export as export_module
+from harness_tui.engine.canonical import digest_text
 from harness_tui.records.errors import RecordError
 from harness_tui.records.export import RunRecord
+from harness_tui.records.export.writing import checksum
 from harness_tui.workflow.errors import WorkflowError
 from harness_tui.workflow.loader import load_workflow, parse_workflow
 from harness_tui.workflow.payload import PayloadError, parse_payload
@@ -335,7 +336,7 @@ def _replace(document: Any, path: tuple[Any, ...], value: Any) -> Any:
 def _resigned(document: dict[str, Any]) -> str:
     if isinstance(document, dict):
         with contextlib.suppress(ValueError, TypeError):  # not canonical: refused before
-            document["checksum"] = export_module._checksum(document)
+            document["checksum"] = checksum(document)
     return json.dumps(document, allow_nan=True)
 
 
@@ -388,7 +389,7 @@ def _structured(document: dict[str, Any], paths: list[tuple[Any, ...]], rng: ran
         source = _mutate(document["workflow"]["source"], YAML_TOKENS, rng)
         edited = _replace(document, ("workflow", "source"), source)
         with contextlib.suppress(UnicodeEncodeError):
-            edited["workflow"]["digest"] = export_module.digest_text(source)
+            edited["workflow"]["digest"] = digest_text(source)
         return _resigned(edited)
     return _resigned(_replace(document, path, value))
 

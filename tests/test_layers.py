@@ -20,7 +20,7 @@ HEADLESS = [
     "harness_tui.workflow.sources",
     "harness_tui.records.export",
     "harness_tui.records.store",
-    "harness_tui.records.replay",
+    "harness_tui.records.runs.replay",
     "harness_tui.layout",
 ]
 

@@ -13,10 +13,10 @@ from typing import NoReturn
 import click
 from click.shell_completion import CompletionItem
 
-from .. import __version__
 from ..config import Config
 from ..engine.errors import HarnessError
 from ..engine.untrusted import quoted, shown
+from ..version import __version__
 from .common import (
     EXIT_INVALID,
     data_table,

@@ -56,7 +56,7 @@ def verify(
     offline: bool,
 ) -> None:
     """Check determinism: fresh runs under different hash seeds, or one run against an export."""
-    from ..records.divergence import trace_diff
+    from ..records.runs.divergence import trace_diff
 
     workflow = load_or_die(file)
     if (offline or calls_mode) and not against:
@@ -94,8 +94,8 @@ def _verify_against(
 ) -> None:
     """One fresh run of ``workflow`` compared with the export ``against`` (its calls answered
     as ``calls_mode`` says); exits."""
-    from ..records.divergence import compare_records, count_tasks, trace_diff
     from ..records.export import RunRecord
+    from ..records.runs.divergence import compare_records, count_tasks, trace_diff
 
     record = RunRecord.read(against)
     calls = replaying_session(record, calls_mode, offline)
@@ -266,7 +266,7 @@ GOLDEN_KEYS = ("payload", "plan", "trace", "results")
 def golden(file: str, golden_file: str, payload: str | None, update: bool) -> None:
     """Check (or --update) a golden file holding plan, trace, results and each task's spec."""
     from ..engine.spec import task_spec
-    from ..records.export import atomic_write
+    from ..files import atomic_write
 
     workflow = load_or_die(file)
     value = parse_payload(payload, workflow.payload)
@@ -295,7 +295,7 @@ def _golden_mismatch(expected: dict[str, Any], document: dict[str, Any], golden_
     """What differs, cause first: a task's changed spec field, else the first divergent
     event, else the sections that differ."""
     from ..engine.diff import json_changes
-    from ..records.divergence import change_line, task_diff, trace_diff
+    from ..records.runs.divergence import change_line, task_diff, trace_diff
 
     parts = []
     if "spec" in expected and expected["spec"] != document["spec"]:
@@ -353,8 +353,9 @@ def _events(document: dict[str, Any]) -> list[TraceEvent]:
 
 def _read_golden(golden_file: str) -> dict[str, Any]:
     """The golden file as a JSON object, or one line and exit 2."""
+    from ..files import read_capped
     from ..workflow.limits import current
-    from ..workflow.payload import read_capped, too_many_digits
+    from ..workflow.payload import too_many_digits
 
     limit = current().export_bytes
     try:

@@ -34,7 +34,7 @@ def _load(spec: str) -> Workflow:
 
 
 def _is_export(spec: str) -> bool:
-    from ..records.export import FileKind, file_kind
+    from ..files import FileKind, file_kind
 
     return file_kind(spec) is FileKind.EXPORT
 
@@ -139,8 +139,8 @@ def _value(value: object) -> str:
 
 
 def _trace_diff(old: str, new: str, as_json: bool, exit_code: bool, tui: bool) -> None:
-    from ..records.divergence import compare_records, count_tasks
     from ..records.export import RunRecord
+    from ..records.runs.divergence import compare_records, count_tasks
 
     a, b = RunRecord.read(old), RunRecord.read(new)
     if tui:

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
     from ..engine.events import TraceEvent
     from ..records.export import RunRecord
-    from ..records.live import LiveRun
+    from ..records.runs.live import LiveRun
     from ..records.store import RunStore
 
 store_option = click.option(
@@ -104,14 +104,14 @@ def _export_target(target: str | None) -> str | None:
     changes directory must not move it); one line and exit 2 if it cannot be written."""
     if not target or target == "-":
         return target
-    from ..records.export import check_target
+    from ..files import check_target
 
     return str(check_target(target))
 
 
 def _write_export(record: RunRecord, target: str, fmt: str) -> None:
-    from ..records.chrome import chrome_trace
-    from ..records.export import atomic_write
+    from ..files import atomic_write
+    from ..records.export.chrome import chrome_trace
     from ..workflow.limits import current
 
     limit = current().export_bytes
@@ -271,7 +271,7 @@ def run(
     quiet: bool,
 ) -> None:
     """Run a workflow headless; exit 0 if it succeeded, 1 if it failed, 2 on invalid input."""
-    from ..records.live import LiveRun
+    from ..records.runs.live import LiveRun
 
     workflow = load_or_die(file)
     value = parse_payload(payload, workflow.payload)
@@ -293,7 +293,7 @@ def run(
             jsonl = open(jsonl_path, "w", encoding="utf-8")  # noqa: SIM115 - closed below
         except OSError as exc:
             die(f"cannot write {jsonl_path}: {exc.strerror}")
-        from ..records.jsonl import JsonLines
+        from ..records.export.jsonl import JsonLines
 
         stream, lines = jsonl, JsonLines()
 
@@ -534,7 +534,7 @@ def resume(
     record: bool,
 ) -> None:
     """Continue a stored run (interrupted or abandoned) from its last committed task."""
-    from ..records.live import LiveRun
+    from ..records.runs.live import LiveRun
 
     export_to = _export_target(export_to)
     # Never create a store (a mistyped path is an error), but write to the one found.
@@ -562,7 +562,7 @@ def resume(
 def replay(file: str, as_json: bool) -> None:
     """Replay an exported run offline (no user code runs) and check it reproduces exactly."""
     from ..records.export import RunRecord
-    from ..records.replay import replay as do_replay
+    from ..records.runs.replay import replay as do_replay
 
     record = RunRecord.read(file)
     report = do_replay(record)

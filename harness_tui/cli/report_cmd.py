@@ -26,8 +26,9 @@ from .records_cmds import _not_the_store, _open_store, store_option
 def report(run: str, fmt: str, output: str | None, store_path: str | None) -> None:
     """Write a report of a run: versions, the DAG by final status, the first failure, the
     trace, the failed tasks' logs, digests, and the commands to replay and verify it."""
-    from ..records.export import FileKind, RunRecord, atomic_write, check_target, file_kind
-    from ..records.report_html import render_report
+    from ..files import FileKind, atomic_write, check_target, file_kind
+    from ..records.export import RunRecord
+    from ..records.reports.html import render_report
 
     if file_kind(run) is FileKind.EXPORT or os.path.isfile(run):  # a file is read as an export
         record = RunRecord.read(run)

@@ -50,9 +50,10 @@ def rerun(
 ) -> None:
     """Re-run a run (an export, or a stored run's id) from TASK: TASK and its descendants run
     with the current code; every other task keeps what the record says it did."""
-    from ..records.export import FileKind, RunRecord, file_kind
-    from ..records.fork import kept_summary, plan_fork
-    from ..records.live import LiveRun
+    from ..files import FileKind, file_kind
+    from ..records.export import RunRecord
+    from ..records.runs.fork import kept_summary, plan_fork
+    from ..records.runs.live import LiveRun
 
     if payload is not None:
         die("--payload: a re-run uses the record's payload; run the workflow to change it")

@@ -110,7 +110,8 @@ def serve(
 def _check(file: str, replay: bool) -> None:
     """FILE opens (one clear line and exit 2 if not) before anyone is invited to open it;
     a Python harness is left to the app, since checking it would import its code here."""
-    from ..records.export import FileKind, RunRecord, file_kind
+    from ..files import FileKind, file_kind
+    from ..records.export import RunRecord
     from ..workflow.sources import is_python_ref, load_any
 
     if is_python_ref(file):

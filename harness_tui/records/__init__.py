@@ -1,4 +1,5 @@
-"""Runs at rest: export and import, the run store, live runs, replay and divergence.
+"""Runs at rest, by concept: ``store/`` (the SQLite run store), ``export/`` (the export
+format), ``runs/`` (the run service: live runs, forks, replay, divergence) and ``reports/``.
 
 Names are imported on first use (the store brings SQLite, exports bring pydantic). The
 ``replay`` function is ``harness_tui.replay``: here the name is its submodule's.
@@ -11,28 +12,27 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from .divergence import Divergence, TraceDiff, trace_diff
     from .errors import RecordError, StoreError
-    from .export import RunRecord, atomic_write
-    from .live import LiveRun, RunSummary
-    from .replay import ReplayReport, replay_run
+    from .export import RunRecord
+    from .runs.divergence import Divergence, TraceDiff, trace_diff
+    from .runs.live import LiveRun, RunSummary
+    from .runs.replay import ReplayReport, replay_run
     from .store import RunStore, StoredRun, default_store_path
 
 _LAZY = {
-    "Divergence": ".divergence",
-    "TraceDiff": ".divergence",
-    "trace_diff": ".divergence",
+    "Divergence": ".runs.divergence",
+    "TraceDiff": ".runs.divergence",
+    "trace_diff": ".runs.divergence",
     "RecordError": ".errors",
     "StoreError": ".errors",
-    "RunRecord": ".export",
-    "atomic_write": ".export",
-    "LiveRun": ".live",
-    "RunSummary": ".live",
-    "ReplayReport": ".replay",
-    "replay_run": ".replay",
-    "RunStore": ".store",
-    "StoredRun": ".store",
-    "default_store_path": ".store",
+    "RunRecord": ".export.record",
+    "LiveRun": ".runs.live",
+    "RunSummary": ".runs.live",
+    "ReplayReport": ".runs.replay",
+    "replay_run": ".runs.replay",
+    "RunStore": ".store.run_store",
+    "StoredRun": ".store.run_store",
+    "default_store_path": ".store.run_store",
 }
 
 __all__ = [
@@ -46,7 +46,6 @@ __all__ = [
     "StoreError",
     "StoredRun",
     "TraceDiff",
-    "atomic_write",
     "default_store_path",
     "replay_run",
     "trace_diff",

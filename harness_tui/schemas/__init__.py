@@ -25,7 +25,7 @@ def generate_schema(kind: str) -> str:
 
         schema = workflow_schema()
     else:
-        from ..records.model import RunExport
+        from ..records.export.model import RunExport
 
         schema = RunExport.model_json_schema()
         schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"

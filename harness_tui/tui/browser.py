@@ -1,7 +1,7 @@
 """The run browser's model: which runs are listed, which are marked, and what each key may do.
 
 No Textual here (the screen in ``screens/run_browser.py`` renders it; tests drive it without an
-app). It reads the store a page at a time (:meth:`~harness_tui.records.store.RunStore.browse`),
+app). It reads the store a page at a time (``RunStore.browse``),
 so a store of 10,000 runs opens as fast as a small one, and says for every action whether it
 can act now (:class:`BrowserState`, read by the actions' ``why_not``).
 """
@@ -13,9 +13,10 @@ from enum import StrEnum
 from pathlib import Path
 
 from ..records.export import RunRecord
-from ..records.live import LiveRun
-from ..records.run_query import STATUSES, RunQuery, RunRow, Sort
-from ..records.store import FINISHED, RESUMABLE, RunStore, StoreError
+from ..records.runs.live import LiveRun
+from ..records.store import RunStore, StoreError
+from ..records.store.queries import STATUSES, RunQuery, RunRow, Sort
+from ..records.store.run_store import FINISHED, RESUMABLE
 
 __all__ = ["PAGE_ROWS", "BrowserState", "OpenMode", "RunBrowser", "open_mode"]
 
@@ -180,7 +181,7 @@ class RunBrowser:
         """Delete a run (refused while a live lease holds it) and read the page again.
 
         Raises:
-            StoreError: see :meth:`~harness_tui.records.store.RunStore.delete`.
+            StoreError: see :meth:`~harness_tui.records.store.run_store.RunStore.delete`.
         """
         if self.store is None:
             raise StoreError(f"{self.where}: no run store there")

@@ -12,8 +12,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..records.export import atomic_write
-from ..workflow.payload import read_capped
+from ..files import atomic_write, read_capped
 
 __all__ = ["Preferences", "default_keymap_path"]
 

@@ -23,12 +23,13 @@ from ..engine.orchestrator import Run
 from ..engine.recorded_calls import CallSession
 from ..engine.state import Snapshot
 from ..executors.threads import ThreadExecutor
+from ..files import FileError, FileKind, file_kind
 from ..layout import Routing, route_dag
 from ..records.errors import RecordError
-from ..records.export import FileKind, RunRecord, export_name, file_kind
-from ..records.fork import Fork, plan_fork
-from ..records.live import LiveRun
-from ..records.replay import replay_run
+from ..records.export import RunRecord, export_name
+from ..records.runs.fork import Fork, plan_fork
+from ..records.runs.live import LiveRun
+from ..records.runs.replay import replay_run
 from ..records.store import RunStore
 from ..workflow.errors import WorkflowError
 from ..workflow.loader import Workflow
@@ -197,7 +198,7 @@ class Session:
 
     def rerun_from(self, task: str) -> Fork:
         """Re-run the run on screen from ``task``: it and its descendants run with the
-        current code, every other task keeps what this run did (see :mod:`records.fork`).
+        current code, every other task keeps what this run did (see :mod:`records.runs.fork`).
         A replayed export becomes a live run here.
 
         Raises:
@@ -378,7 +379,7 @@ def open_session(
     if not is_python_ref(path):
         try:
             kind = file_kind(file)
-        except RecordError as exc:  # a pipe, a device, a folder: refused before reading
+        except FileError as exc:  # a pipe, a device, a folder: refused before reading
             raise OpenError(path, [str(exc)]) from None
     if kind is FileKind.EXPORT:
         try:

@@ -28,10 +28,10 @@ from ..engine.graph import (
 )
 from ..engine.spec import DEFAULT_ISOLATION, task_spec
 from ..engine.untrusted import quoted
+from ..files import read_capped
 from .builtins import builtin_problem, jmespath_message
 from .errors import Problem, WorkflowError
 from .limits import Limits, current
-from .payload import read_capped
 from .plain import PlainDefaults, PlainTask, PlainWorkflow, plain_spec
 from .refs import LazyCallable, parse_ref
 from .yamlpos import Located, YamlSyntaxError, compose

@@ -3,28 +3,23 @@
 
 from __future__ import annotations
 
-import errno
 import json
-import os
-import stat
 import sys
 from pathlib import Path
-from typing import IO, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from ..engine.canonical import CanonicalError, check_json
 from ..engine.errors import HarnessError
 from ..engine.untrusted import quoted, shown
+from ..files import read_capped
 from .limits import current
 
 __all__ = [
     "MAX_PAYLOAD_FILE_BYTES",
-    "NotRegularFileError",
     "Payload",
     "PayloadError",
     "editable_text",
-    "open_regular",
     "parse_payload",
-    "read_capped",
     "too_many_digits",
 ]
 
@@ -33,73 +28,6 @@ MAX_PAYLOAD_FILE_BYTES = 64 * 1024 * 1024
 
 class PayloadError(HarnessError, ValueError):
     """A payload given by a person is unusable; the message says why, in one line."""
-
-
-class NotRegularFileError(OSError):
-    """A path names a FIFO, a device or a folder, not a file (reading it could block or
-    never end); ``strerror`` says which."""
-
-
-_KINDS = {
-    stat.S_IFDIR: "a folder",
-    stat.S_IFIFO: "a named pipe",
-    stat.S_IFCHR: "a character device",
-    stat.S_IFBLK: "a block device",
-    stat.S_IFSOCK: "a socket",
-}
-
-
-def open_regular(path: str | Path) -> IO[bytes]:
-    """Open a regular file for reading in binary, refusing anything else without blocking.
-
-    ``O_NONBLOCK`` makes opening a FIFO return at once instead of waiting for a writer; the
-    kind is then read from the open descriptor, so the file checked is the file read.
-
-    Raises:
-        NotRegularFileError: a FIFO, a device, a socket or a folder.
-        OSError: the path cannot be opened.
-    """
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
-    fd = os.open(path, flags)
-    try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            kind = _KINDS.get(stat.S_IFMT(mode), "not a file")
-            raise NotRegularFileError(errno.EINVAL, f"not a regular file ({kind})")
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
-
-
-def read_capped(path: str | Path, limit: int) -> bytes | None:
-    """The bytes of a regular file, or None when it holds more than ``limit`` bytes.
-
-    At most ``limit + 1`` bytes are read whatever the file's size claims to be (a file that
-    grows while it is read, or a size that lies, cannot make this read more), and memory is
-    taken for what the file holds, not for the limit (a read of ``limit + 1`` bytes would
-    reserve all of them first: 256 MiB to read a small export).
-
-    Raises:
-        NotRegularFileError: not a regular file.
-        OSError: the file cannot be opened or read.
-    """
-    with open_regular(path) as handle:
-        expected = min(os.fstat(handle.fileno()).st_size, limit)
-        data = handle.read(expected + 1)
-        if len(data) <= expected:
-            return data
-        parts, size = [data], len(data)  # longer than it said: read on, in steps
-        while size <= limit:
-            more = handle.read(min(_STEP, limit + 1 - size))
-            if not more:
-                break
-            parts.append(more)
-            size += len(more)
-    return None if size > limit else b"".join(parts)
-
-
-_STEP = 1 << 20
 
 
 class Payload(NamedTuple):

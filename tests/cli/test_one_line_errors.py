@@ -12,7 +12,8 @@ from click.testing import CliRunner
 
 from harness_tui.cli import cli
 from harness_tui.records.errors import RecordError
-from harness_tui.records.export import RunRecord, _checksum
+from harness_tui.records.export import RunRecord
+from harness_tui.records.export.writing import checksum
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPORT_1_0 = ROOT / "tests/records/data/export-1.0.json"
@@ -59,7 +60,7 @@ def test_an_export_with_a_huge_integer_or_deep_nesting(
 def test_an_export_whose_workflow_path_holds_a_nul(tmp_path: Path) -> None:
     document = json.loads(EXPORT_1_0.read_text(encoding="utf-8"))
     document["workflow"]["path"] = "work\x00flow.yaml"
-    document["checksum"] = _checksum(document)
+    document["checksum"] = checksum(document)
     path = tmp_path / "nul.json"
     path.write_text(json.dumps(document))
     with pytest.raises(RecordError, match="is not a usable path"):

@@ -15,10 +15,12 @@ import pytest
 
 from harness_tui.engine.capture import AttemptLog
 from harness_tui.engine.clock import FakeClock
+from harness_tui.files import FileError
 from harness_tui.records.export import RunRecord
-from harness_tui.records.live import LiveRun
-from harness_tui.records.replay import replay, replay_run
-from harness_tui.records.store import MIGRATIONS, SCHEMA_VERSION, RunStore
+from harness_tui.records.runs.live import LiveRun
+from harness_tui.records.runs.replay import replay, replay_run
+from harness_tui.records.store import RunStore
+from harness_tui.records.store.schema import MIGRATIONS, SCHEMA_VERSION
 from harness_tui.workflow.loader import load_workflow
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -157,7 +159,6 @@ def test_logs_lines_show_escapes_instead_of_obeying_them(line: str, tmp_path: Pa
 def test_logs_count_against_the_export_size_limit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from harness_tui.records.errors import RecordError
     from harness_tui.workflow.limits import ENV_VAR
 
     workflow = load_workflow(PRINTING)
@@ -172,5 +173,5 @@ def test_logs_count_against_the_export_size_limit(
     assert record.logs == {} and "took the export over" in record.document["logs_omitted"]
     assert record.digests == full.digests and replay(record).identical
     monkeypatch.setenv(ENV_VAR, "export_bytes=1000")  # too big even without them: refused
-    with pytest.raises(RecordError, match="over the 1,000-byte limit"):
+    with pytest.raises(FileError, match="over the 1,000-byte limit"):
         full.write(tmp_path / "small.json")

@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from harness_tui.cli import cli
-from harness_tui.records.divergence import compare_records
 from harness_tui.records.export import RunRecord
+from harness_tui.records.runs.divergence import compare_records
 
 BASE = """\
 name: shop

@@ -13,8 +13,8 @@ import pytest
 from harness_tui.engine.capture import UNATTRIBUTED, AttemptLog
 from harness_tui.engine.clock import FakeClock
 from harness_tui.records.export import RunRecord
-from harness_tui.records.live import LiveRun
-from harness_tui.records.replay import replay, replay_run
+from harness_tui.records.runs.live import LiveRun
+from harness_tui.records.runs.replay import replay, replay_run
 from harness_tui.records.store import RunStore
 from harness_tui.tui.modals.logs import LogsModal, LogView
 from harness_tui.workflow.loader import load_workflow

@@ -249,7 +249,7 @@ def test_a_plan_that_is_no_topological_order_is_one_clear_error(order: Any, mess
 
 def test_an_export_says_its_plan_came_from_a_custom_scheduler(tmp_path: Path) -> None:
     from harness_tui.records.export import RunRecord
-    from harness_tui.records.replay import replay_run
+    from harness_tui.records.runs.replay import replay_run
     from harness_tui.workflow.python_source import graph_workflow
 
     harness = build_harness()

@@ -13,7 +13,7 @@ from harness_tui.engine.graph import TaskGraph, TaskNode, Trigger
 from harness_tui.engine.orchestrator import TaskOrchestrator
 from harness_tui.executors.threads import ThreadExecutor
 from harness_tui.records.export import RunRecord
-from harness_tui.records.replay import replay
+from harness_tui.records.runs.replay import replay
 
 from .test_orchestrator import PAYLOAD, boom, const
 

@@ -19,7 +19,7 @@ from harness_tui.engine.orchestrator import TaskOrchestrator
 from harness_tui.executors import registry
 from harness_tui.executors.process import ProcessExecutor
 from harness_tui.executors.threads import ThreadExecutor
-from harness_tui.records.live import LiveRun
+from harness_tui.records.runs.live import LiveRun
 from harness_tui.workflow.loader import parse_workflow
 
 PACKAGE = Path(__file__).resolve().parents[2] / "harness_tui"

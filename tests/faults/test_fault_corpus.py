@@ -287,7 +287,7 @@ def test_isolation_never_wraps_a_replay() -> None:
     """A replay runs no code (I6): not in this process, not in a child either."""
     from harness_tui.engine.recorded import RecordedExecutor
     from harness_tui.executors.process import ProcessExecutor
-    from harness_tui.records.live import LiveRun
+    from harness_tui.records.runs.live import LiveRun
     from harness_tui.workflow.loader import load_workflow
 
     workflow = load_workflow(str(CORPUS / "hard_exit.yaml"))

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness_tui.records.export import _checksum
+from harness_tui.records.export.writing import checksum
 
 # Every attack in one string, as Python text (for code and JSON) and as YAML escapes.
 HOSTILE = (
@@ -133,7 +133,7 @@ class Corpus:
 
 def _export(workflow: Path, target: Path) -> None:
     from harness_tui.engine.clock import FakeClock
-    from harness_tui.records.live import LiveRun
+    from harness_tui.records.runs.live import LiveRun
     from harness_tui.workflow.loader import load_workflow
 
     loaded = load_workflow(workflow)
@@ -147,7 +147,7 @@ def _forge(export: Path, target: Path) -> None:
     document = json.loads(export.read_text(encoding="utf-8"))
     document["workflow"]["name"] = HOSTILE
     document["workflow"]["path"] = HOSTILE + ".yaml"
-    document["checksum"] = _checksum(document)
+    document["checksum"] = checksum(document)
     target.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness_tui.engine.recorded_calls import CallMode, CallSession
-from harness_tui.records.live import LiveRun
+from harness_tui.records.runs.live import LiveRun
 from harness_tui.records.store import RunStore
 from harness_tui.workflow.loader import load_workflow
 

@@ -250,7 +250,7 @@ def test_name_resolution_is_refused_offline() -> None:
 
 
 def test_a_task_in_a_child_process_has_io_for_plain_calls(tmp_path: Any) -> None:
-    from harness_tui.records.live import LiveRun
+    from harness_tui.records.runs.live import LiveRun
     from harness_tui.workflow.loader import load_workflow
 
     (tmp_path / "io_child_tasks.py").write_text(

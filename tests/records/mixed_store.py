@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 
 from harness_tui.engine.clock import FakeClock
-from harness_tui.records.live import LiveRun
+from harness_tui.records.runs.live import LiveRun
 from harness_tui.records.store import RunStore
 from harness_tui.workflow.loader import parse_workflow
 

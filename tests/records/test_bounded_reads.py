@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
+from harness_tui.files import FileError, FileKind, file_kind, read_capped
 from harness_tui.records.errors import RecordError
-from harness_tui.records.export import FileKind, RunRecord, file_kind
-from harness_tui.workflow.payload import PayloadError, parse_payload, read_capped
+from harness_tui.records.export import RunRecord
+from harness_tui.workflow.payload import PayloadError, parse_payload
 
 DATA = Path(__file__).parent / "data"
 needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
@@ -55,7 +56,7 @@ READERS: dict[str, Callable[[Path], Any]] = {
 @pytest.mark.parametrize("reader", sorted(READERS))
 def test_a_fifo_is_refused_at_once(reader: str, fifo: Path) -> None:
     result = outcome_within(5, lambda: READERS[reader](fifo))
-    assert isinstance(result, RecordError | PayloadError)
+    assert isinstance(result, FileError | RecordError | PayloadError)
     assert "not a regular file (a named pipe)" in str(result)
     assert "\n" not in str(result)
 
@@ -64,13 +65,15 @@ def test_a_fifo_is_refused_at_once(reader: str, fifo: Path) -> None:
 @pytest.mark.parametrize("reader", sorted(READERS))
 def test_a_device_is_refused_not_read_forever(reader: str) -> None:
     result = outcome_within(5, lambda: READERS[reader](Path("/dev/zero")))
-    assert isinstance(result, RecordError | PayloadError)
+    assert isinstance(result, FileError | RecordError | PayloadError)
     assert "not a regular file (a character device)" in str(result)
 
 
 @pytest.mark.parametrize("reader", sorted(READERS))
 def test_a_folder_is_refused_in_one_line(reader: str, tmp_path: Path) -> None:
-    with pytest.raises((RecordError, PayloadError), match=r"not a regular file \(a folder\)"):
+    with pytest.raises(
+        (FileError, RecordError, PayloadError), match=r"not a regular file \(a folder\)"
+    ):
         READERS[reader](tmp_path)
 
 

@@ -11,10 +11,10 @@ from click.testing import CliRunner
 from harness_tui.cli import cli
 from harness_tui.engine.clock import FakeClock
 from harness_tui.engine.orchestrator import TaskOrchestrator
-from harness_tui.records import export as export_module
 from harness_tui.records.errors import RecordError
 from harness_tui.records.export import RunRecord
-from harness_tui.records.replay import replay
+from harness_tui.records.export.writing import checksum
+from harness_tui.records.runs.replay import replay
 from harness_tui.workflow.loader import Workflow, load_workflow, parse_workflow
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,7 +69,7 @@ def _tamper(path: Path, change: Any) -> Path:
 
 
 def _resign(document: dict[str, Any]) -> None:
-    document["checksum"] = export_module._checksum(document)
+    document["checksum"] = checksum(document)
 
 
 def _edit_trace(d: dict[str, Any]) -> None:
@@ -177,7 +177,7 @@ def test_export_referencing_os_system_replays_without_running_anything(tmp_path:
         "os.system = lambda *a: calls.append(a)\n"
         "shutil.rmtree = lambda *a: calls.append(a)\n"
         "from harness_tui.records.export import RunRecord\n"
-        "from harness_tui.records.replay import replay\n"
+        "from harness_tui.records.runs.replay import replay\n"
         f"report = replay(RunRecord.read({str(path)!r}))\n"
         "print(report.identical, calls)\n"
     )

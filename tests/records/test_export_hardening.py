@@ -14,12 +14,13 @@ import pytest
 from click.testing import CliRunner
 
 from harness_tui.cli import cli
+from harness_tui.engine.canonical import digest_text
 from harness_tui.engine.clock import FakeClock
 from harness_tui.engine.orchestrator import TaskOrchestrator
-from harness_tui.records import export as export_module
 from harness_tui.records.errors import RecordError
 from harness_tui.records.export import RunRecord
-from harness_tui.records.redaction import UNCHECKED
+from harness_tui.records.export.redaction import UNCHECKED
+from harness_tui.records.export.writing import checksum
 from harness_tui.workflow.loader import load_workflow
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,7 +44,7 @@ def _deep(levels: int) -> Any:
 def _source(text: str) -> Callable[[dict[str, Any]], None]:
     def change(d: dict[str, Any]) -> None:
         d["workflow"]["source"] = text
-        d["workflow"]["digest"] = export_module.digest_text(text)
+        d["workflow"]["digest"] = digest_text(text)
 
     return change
 
@@ -159,7 +160,7 @@ def test_hostile_export_is_one_line_and_exit_2(
     edited = copy.deepcopy(document)
     change(edited)
     with contextlib.suppress(ValueError):  # not JSON: the reader must refuse it before
-        edited["checksum"] = export_module._checksum(edited)
+        edited["checksum"] = checksum(edited)
     path = tmp_path / "hostile.json"
     path.write_text(json.dumps(edited, allow_nan=True), encoding="utf-8")
     with pytest.raises(RecordError) as caught:

@@ -111,7 +111,7 @@ def test_logs_go_first_and_recordings_too_big_refuse_the_export(workflow: Workfl
 
 
 def test_the_store_keeps_recordings_and_exports_them(workflow: Workflow, tmp_path: Path) -> None:
-    from harness_tui.records.live import LiveRun
+    from harness_tui.records.runs.live import LiveRun
     from harness_tui.records.store import RunStore
 
     store = RunStore(tmp_path / "runs.db", create=True)
@@ -135,12 +135,12 @@ def test_verify_offline_with_a_damaged_recording_is_one_line(
     from click.testing import CliRunner
 
     from harness_tui.cli import cli
-    from harness_tui.records.export import _checksum
+    from harness_tui.records.export.writing import checksum
 
     record = _record(workflow, CallSession(CallMode.LIVE))
     attempt = next(a for a in record.document["attempts"] if a.get("io"))
     attempt["io"][0]["seq"] = "first"
-    record.document["checksum"] = _checksum(record.document)
+    record.document["checksum"] = checksum(record.document)
     path = record.write(tmp_path / "run.json")
     result = CliRunner().invoke(cli, ["verify", workflow.path, "--against", str(path), "--offline"])
     assert result.exit_code == 2

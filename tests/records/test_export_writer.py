@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from harness_tui.records.errors import RecordError
-from harness_tui.records.export import RunRecord, atomic_write, check_target
+from harness_tui.files import FileError, atomic_write, check_target
+from harness_tui.records.export import RunRecord
 from harness_tui.workflow.limits import ENV_VAR, current
 
 CORPUS = Path(__file__).resolve().parents[1] / "faults" / "corpus"
@@ -30,14 +30,14 @@ def test_files_get_the_mode_of_a_plain_open(tmp_path: Path) -> None:
 def test_what_the_reader_would_refuse_is_not_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    with pytest.raises(RecordError, match="over the 10-byte limit of the reader"):
+    with pytest.raises(FileError, match="over the 10-byte limit of the reader"):
         atomic_write(tmp_path / "a.json", "x" * 11, max_bytes=10)
     assert list(tmp_path.iterdir()) == []
     # RunRecord.write applies the reader's own limit.
     record = RunRecord.read(next((Path(__file__).parent / "data").glob("**/*.json")))
     assert current().export_bytes == 256 * 1024 * 1024
     monkeypatch.setenv(ENV_VAR, "export_bytes=100")
-    with pytest.raises(RecordError, match="100-byte limit"):
+    with pytest.raises(FileError, match="100-byte limit"):
         record.write(tmp_path / "b.json")
 
 
@@ -53,7 +53,7 @@ def test_a_target_that_cannot_be_written_is_one_line(
     tmp_path: Path, name: str, message: str
 ) -> None:
     (tmp_path / "file").write_text("", "utf-8")
-    with pytest.raises(RecordError, match=message):
+    with pytest.raises(FileError, match=message):
         check_target(tmp_path / name)
 
 
@@ -61,7 +61,7 @@ def test_a_target_that_cannot_be_written_is_one_line(
 def test_a_read_only_folder_is_refused(tmp_path: Path) -> None:
     folder = tmp_path / "ro"
     folder.mkdir(mode=0o555)
-    with pytest.raises(RecordError, match="cannot write"):
+    with pytest.raises(FileError, match="cannot write"):
         check_target(folder / "run.json")
 
 
@@ -115,8 +115,8 @@ def test_a_pipe_nobody_reads_is_refused_not_waited_on_forever(
 ) -> None:
     from click.testing import CliRunner
 
+    from harness_tui import files as export_module
     from harness_tui.cli import cli
-    from harness_tui.records import export as export_module
 
     monkeypatch.setattr(export_module, "PIPE_READER_WAIT", 0.0)
     fifo = tmp_path / "pipe"

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from harness_tui.engine.clock import FakeClock
-from harness_tui.records.export import FileKind, RunRecord, file_kind
-from harness_tui.records.live import LiveRun
+from harness_tui.files import FileKind, file_kind
+from harness_tui.records.export import RunRecord
+from harness_tui.records.runs.live import LiveRun
 from harness_tui.workflow.generate import generate_workflow
 from harness_tui.workflow.loader import parse_workflow
 

@@ -14,10 +14,11 @@ import pytest
 
 from harness_tui.engine.clock import FakeClock
 from harness_tui.records.errors import RecordError
-from harness_tui.records.export import RunRecord, _checksum
-from harness_tui.records.live import LiveRun
-from harness_tui.records.model import FORMAT_VERSION
-from harness_tui.records.replay import replay
+from harness_tui.records.export import RunRecord
+from harness_tui.records.export.model import FORMAT_VERSION
+from harness_tui.records.export.writing import checksum
+from harness_tui.records.runs.live import LiveRun
+from harness_tui.records.runs.replay import replay
 from harness_tui.workflow.loader import load_workflow
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,7 +44,7 @@ def export_text(workflow_path: str, redact: tuple[str, ...]) -> str:
     for timing in record.document["timings"]:
         if timing.get("traceback"):
             timing["traceback"] = timing["traceback"].replace(str(ROOT), "<checkout>")
-    record.document["checksum"] = _checksum(record.document)
+    record.document["checksum"] = checksum(record.document)
     return record.to_text()
 
 
@@ -103,12 +104,12 @@ def test_unknown_fields_of_a_known_major_are_ignored_and_a_new_major_refused(
     document = json.loads((DATA / "export-1.0.json").read_text(encoding="utf-8"))
     document["format_version"] = "1.7"
     document["from_the_future"] = {"anything": [1, 2]}
-    document["checksum"] = _checksum(document)
+    document["checksum"] = checksum(document)
     newer = tmp_path / "newer.json"
     newer.write_text(json.dumps(document), encoding="utf-8")
     assert replay(RunRecord.read(newer)).identical
     document["format_version"] = "2.0"
-    document["checksum"] = _checksum(document)
+    document["checksum"] = checksum(document)
     newer.write_text(json.dumps(document), encoding="utf-8")
     with pytest.raises(RecordError, match=r"format version '2.0' is not supported"):
         RunRecord.read(newer)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from harness_tui.engine.clock import FakeClock, SystemClock
 from harness_tui.records.export import RunRecord
-from harness_tui.records.live import LiveRun
+from harness_tui.records.runs.live import LiveRun
 from harness_tui.workflow.loader import load_workflow
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -62,7 +62,7 @@ def test_fake_clock_wall_is_its_epoch_plus_fake_time_and_does_not_tick() -> None
 
 
 def test_a_replay_shows_the_recorded_timings(tmp_path: Path) -> None:
-    from harness_tui.records.replay import replay
+    from harness_tui.records.runs.replay import replay
 
     workflow = load_workflow(ROOT / "tests/tui/data/flaky_pipeline.yaml")
     live = LiveRun.start(workflow, workflow.payload, clock=FakeClock(start=5.0, tick=0.75))
@@ -80,7 +80,7 @@ def test_a_replay_shows_the_recorded_timings(tmp_path: Path) -> None:
 def test_traces_of_two_workflow_versions_are_compared_task_by_task() -> None:
     from harness_tui.engine.graph import TaskGraph, TaskNode
     from harness_tui.engine.orchestrator import TaskOrchestrator
-    from harness_tui.records.divergence import task_diff
+    from harness_tui.records.runs.divergence import task_diff
 
     def const(value: object) -> object:
         return lambda inputs: value

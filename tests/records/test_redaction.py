@@ -15,8 +15,8 @@ from harness_tui.engine.clock import FakeClock
 from harness_tui.engine.orchestrator import TaskOrchestrator
 from harness_tui.records.errors import RecordError
 from harness_tui.records.export import RunRecord
-from harness_tui.records.redaction import REPLACEMENT, UNCHECKED
-from harness_tui.records.replay import replay
+from harness_tui.records.export.redaction import REPLACEMENT, UNCHECKED
+from harness_tui.records.runs.replay import replay
 from harness_tui.workflow.loader import load_workflow
 
 ROOT = Path(__file__).resolve().parents[2]

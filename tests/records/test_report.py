@@ -13,8 +13,8 @@ from harness_tui.cli import cli
 from harness_tui.engine.clock import FakeClock
 from harness_tui.engine.orchestrator import TaskOrchestrator
 from harness_tui.records.export import RunRecord
-from harness_tui.records.report import facts, markdown_report, mermaid_dag
-from harness_tui.records.report_html import html_report
+from harness_tui.records.reports.html import html_report
+from harness_tui.records.reports.markdown import facts, markdown_report, mermaid_dag
 from harness_tui.workflow.loader import load_workflow
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -14,9 +14,9 @@ import pytest
 
 from harness_tui.engine.clock import FakeClock
 from harness_tui.engine.orchestrator import TaskOrchestrator
-from harness_tui.records import report
 from harness_tui.records.export import RunRecord
-from harness_tui.records.report import facts, markdown_report, mermaid_dag
+from harness_tui.records.reports import markdown as report
+from harness_tui.records.reports.markdown import facts, markdown_report, mermaid_dag
 from harness_tui.workflow.loader import parse_workflow
 
 ROOT = Path(__file__).resolve().parents[2]

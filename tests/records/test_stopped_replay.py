@@ -10,7 +10,7 @@ import pytest
 from harness_tui.engine.clock import FakeClock
 from harness_tui.engine.orchestrator import TaskOrchestrator
 from harness_tui.records.export import RunRecord
-from harness_tui.records.replay import replay
+from harness_tui.records.runs.replay import replay
 from harness_tui.workflow.loader import load_workflow
 
 WORKFLOW = Path(__file__).resolve().parents[2] / "workflows" / "etl_fanout.yaml"

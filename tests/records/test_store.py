@@ -98,7 +98,7 @@ def test_a_command_closes_the_store_and_leaves_no_write_ahead_log(tmp_path: Path
 def test_stored_batches_give_back_every_field_of_every_event(tmp_path: Path) -> None:
     """Timings, walls, workers (0 and not), tracebacks and missing times come back exactly
     from the batch rows, over several batches."""
-    import harness_tui.records.store as store_module
+    import harness_tui.records.store.writer as store_module
 
     def boom(inputs: object) -> None:
         raise ValueError("boom")
@@ -136,7 +136,7 @@ def test_a_recorded_run_is_freed_without_the_cyclic_collector(tmp_path: Path) ->
     import gc
     import weakref
 
-    from harness_tui.records.live import LiveRun
+    from harness_tui.records.runs.live import LiveRun
 
     workflow = load_workflow(ROOT / "workflows/user_profile.yaml")
     with RunStore(tmp_path / "runs.db") as store:
@@ -323,7 +323,7 @@ def _stored_finals(db: Path) -> int:
 def test_group_commit_writes_a_batch_when_full_due_or_paused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import harness_tui.records.store as store_module
+    import harness_tui.records.store.writer as store_module
 
     workflow = load_workflow(ROOT / "workflows/user_profile.yaml")
     db = tmp_path / "runs.db"

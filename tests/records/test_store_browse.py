@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from harness_tui.engine.clock import FakeClock
-from harness_tui.records.live import LiveRun
-from harness_tui.records.run_query import RunQuery, Sort
-from harness_tui.records.store import SCHEMA_VERSION, RunStore, StoreError
+from harness_tui.records.runs.live import LiveRun
+from harness_tui.records.store import RunStore, StoreError
+from harness_tui.records.store.queries import RunQuery, Sort
+from harness_tui.records.store.schema import SCHEMA_VERSION
 from harness_tui.workflow.loader import parse_workflow
 
 from .mixed_store import GREET, mixed_store

@@ -17,9 +17,9 @@ from click.testing import CliRunner
 
 from harness_tui.cli import cli
 from harness_tui.engine.clock import FakeClock
-from harness_tui.records.live import LiveRun
+from harness_tui.records.runs.live import LiveRun
 from harness_tui.records.store import RunStore
-from harness_tui.records.wal import check_wal
+from harness_tui.records.store.wal import check_wal
 from harness_tui.workflow.loader import parse_workflow
 
 CORPUS = Path(__file__).resolve().parents[1] / "faults" / "corpus"

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from harness_tui.records.store import MIGRATIONS, SCHEMA_VERSION, RunStore
+from harness_tui.records.store import RunStore
+from harness_tui.records.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 WORKFLOW = "name: tiny\ntasks:\n  a: {run: builtin:echo, with: {x: 1}}\n"
 
@@ -22,14 +23,14 @@ def _open_and_record(path: str, barrier: Any, errors: Any) -> None:
     """A child process: opens the store, held with the other child right after reading the
     store's version (before creating or upgrading it), then records a run in it."""
     from harness_tui.engine.clock import FakeClock
-    from harness_tui.records import store as store_module
-    from harness_tui.records.live import LiveRun
+    from harness_tui.records.runs.live import LiveRun
+    from harness_tui.records.store import schema as store_module
     from harness_tui.workflow.loader import parse_workflow
 
     def pause(_path: Path, _version: int | None) -> None:
         barrier.wait(timeout=60)  # both have read the version: neither has changed it
 
-    store_module._pause_before_migrating = pause
+    store_module.pause_before_migrating = pause
     try:
         workflow = parse_workflow(WORKFLOW)
         with RunStore(path) as store:

@@ -14,8 +14,9 @@ from click.testing import CliRunner
 from harness_tui.cli import cli
 from harness_tui.engine.clock import FakeClock
 from harness_tui.engine.orchestrator import TaskOrchestrator
-from harness_tui.records.live import LiveRun
-from harness_tui.records.store import RunStore, StoreError, _process_start, lease_owner
+from harness_tui.records.runs.live import LiveRun
+from harness_tui.records.store import RunStore, StoreError
+from harness_tui.records.store.leases import lease_owner, process_start
 from harness_tui.workflow.loader import parse_workflow
 
 CHAIN = parse_workflow(
@@ -24,7 +25,7 @@ CHAIN = parse_workflow(
     "  b: {run: builtin:echo, depends_on: [a]}\n"
     "  c: {run: builtin:echo, depends_on: [b]}\n"
 )
-START = _process_start(os.getpid())
+START = process_start(os.getpid())
 needs_proc = pytest.mark.skipif(not START, reason="no /proc/<pid>/stat here")
 
 

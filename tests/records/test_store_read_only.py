@@ -12,9 +12,10 @@ from click.testing import CliRunner
 
 from harness_tui.cli import cli
 from harness_tui.engine.clock import FakeClock
-from harness_tui.records import store as store_module
-from harness_tui.records.live import LiveRun
-from harness_tui.records.store import SCHEMA_VERSION, RunStore, StoreError
+from harness_tui.records.runs.live import LiveRun
+from harness_tui.records.store import RunStore, StoreError
+from harness_tui.records.store import run_store as store_module
+from harness_tui.records.store.schema import SCHEMA_VERSION
 from harness_tui.workflow.loader import parse_workflow
 
 DATA = Path(__file__).parent / "data"

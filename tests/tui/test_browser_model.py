@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness_tui.records.run_query import Sort
 from harness_tui.records.store import RunStore
+from harness_tui.records.store.queries import Sort
 from harness_tui.tui.actions import BROWSER
 from harness_tui.tui.browser import OpenMode, RunBrowser, open_mode
 

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from textual.widgets import DataTable, Input, Static
 
 from harness_tui.engine.clock import FakeClock
-from harness_tui.records.live import LiveRun
+from harness_tui.records.runs.live import LiveRun
 from harness_tui.tui.screens.diff import DiffScreen, DiffTargetModal
 from harness_tui.tui.widgets.inspector import Inspector
 from harness_tui.workflow.loader import load_workflow

@@ -20,7 +20,7 @@ from textual.screen import ModalScreen
 
 from harness_tui.engine.clock import FakeClock, SystemClock
 from harness_tui.engine.events import Status
-from harness_tui.records.live import LiveRun
+from harness_tui.records.runs.live import LiveRun
 from harness_tui.workflow.loader import load_workflow
 
 from .conftest import ROOT, make_app, settle, workbench

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from harness_tui.records.export import RunRecord
-from harness_tui.records.run_query import RunQuery
 from harness_tui.records.store import RunStore
+from harness_tui.records.store.queries import RunQuery
 from harness_tui.tui.app import HarnessApp
 from harness_tui.tui.modals.confirm import ConfirmModal
 from harness_tui.tui.modals.export import ExportModal

@@ -14,9 +14,9 @@ from harness_tui.engine.clock import FakeClock
 from harness_tui.engine.events import Status
 from harness_tui.engine.graph import TaskGraph, TaskNode
 from harness_tui.engine.orchestrator import TaskOrchestrator
-from harness_tui.records.chrome import chrome_trace
 from harness_tui.records.export import RunRecord
-from harness_tui.records.timeline import attempt_spans
+from harness_tui.records.export.chrome import chrome_trace
+from harness_tui.records.reports.timeline import attempt_spans
 from harness_tui.tui.modals.timeline import (
     NAME_WIDTH,
     WORKER_WIDTH,

@@ -187,7 +187,7 @@ async def test_export_to_an_html_name_writes_a_report(
 async def test_a_redacted_export_opens_in_replay_and_steps_through_its_trace(
     tmp_path: Path,
 ) -> None:
-    from harness_tui.records.live import LiveRun
+    from harness_tui.records.runs.live import LiveRun
     from harness_tui.workflow.loader import load_workflow
 
     workflow = load_workflow(ROOT / "workflows/agent_triage.yaml")

@@ -89,15 +89,16 @@ def test_bomb_is_refused_within_memory_and_time(name: str, tmp_path: Path) -> No
 def test_bomb_inside_an_export_is_refused_within_memory(tmp_path: Path) -> None:
     from harness_tui.engine.canonical import digest_text
     from harness_tui.engine.orchestrator import TaskOrchestrator
-    from harness_tui.records import export as export_module
+    from harness_tui.records.export.record import RunRecord
+    from harness_tui.records.export.writing import checksum
     from harness_tui.workflow.loader import parse_workflow
 
     workflow = parse_workflow("name: w\ntasks: {a: {run: builtin:echo}}\n")
     run = TaskOrchestrator(workflow.graph).start({}).run_to_end()
-    document = export_module.RunRecord.from_run(run, workflow).document
+    document = RunRecord.from_run(run, workflow).document
     source = _laughs(9, 9)
     document["workflow"].update(source=source, digest=digest_text(source))
-    document["checksum"] = export_module._checksum(document)
+    document["checksum"] = checksum(document)
     path = tmp_path / "bomb.json"
     path.write_text(json.dumps(document))
     result, seconds = _run_capped("replay", str(path))
@@ -163,7 +164,8 @@ def bomb_export(tmp_path_factory: pytest.TempPathFactory) -> Path:
     made to match), beside the small workflow it claims to be and a sound export of it."""
     from harness_tui.engine.canonical import digest_text
     from harness_tui.engine.orchestrator import TaskOrchestrator
-    from harness_tui.records import export as export_module
+    from harness_tui.records.export.record import RunRecord
+    from harness_tui.records.export.writing import checksum
     from harness_tui.workflow.loader import parse_workflow
 
     folder = tmp_path_factory.mktemp("bomb-export")
@@ -171,12 +173,12 @@ def bomb_export(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (folder / "w.yaml").write_text(small)
     workflow = parse_workflow(small)
     run = TaskOrchestrator(workflow.graph).start({}).run_to_end()
-    record = export_module.RunRecord.from_run(run, workflow)
+    record = RunRecord.from_run(run, workflow)
     (folder / "sound.json").write_text(record.to_text())
     document = record.document
     source = BYTE_BOMBS["payload"]
     document["workflow"].update(source=source, digest=digest_text(source))
-    document["checksum"] = export_module._checksum(document)
+    document["checksum"] = checksum(document)
     (folder / "bomb.json").write_text(json.dumps(document))
     return folder
 

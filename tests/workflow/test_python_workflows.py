@@ -230,7 +230,7 @@ def test_jsonl_lines_keep_the_canonical_event_and_add_meta(tmp_path: Path) -> No
 
 
 def test_a_stored_python_run_exports_and_resumes(tmp_path: Path) -> None:
-    from harness_tui.records.live import LiveRun
+    from harness_tui.records.runs.live import LiveRun
     from harness_tui.records.store import RunStore
     from harness_tui.workflow.python_source import load_python
 

@@ -11,7 +11,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 
-from ...records.export import FileKind, file_kind
+from ...files import FileKind, file_kind
 from ...workflow.python_source import is_python_ref
 from ..sanitize import inert
 

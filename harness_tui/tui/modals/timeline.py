@@ -13,7 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
 from ...engine.events import Status, TraceEvent
-from ...records.timeline import Span, attempt_spans
+from ...records.reports.timeline import Span, attempt_spans
 from ..sanitize import visible
 
 POLL_SECONDS = 0.5

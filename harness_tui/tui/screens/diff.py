@@ -17,8 +17,8 @@ from textual.widgets import DataTable, Footer, Input, Label, Static
 from ...engine.diff import MARKERS, DiffKind, PlanDiff
 from ...engine.scheduler import PlanStep
 from ...layout import route_dag
-from ...records.divergence import TaskDivergence, compare_records, count_tasks
 from ...records.export import RunRecord
+from ...records.runs.divergence import TaskDivergence, compare_records, count_tasks
 from ...workflow.errors import WorkflowError
 from ...workflow.loader import Workflow, diff_workflows
 from ...workflow.sources import load_source

@@ -17,8 +17,8 @@ from textual.widgets import DataTable, Footer, Input, Static
 
 from ...engine.errors import HarnessError
 from ...records.export import RunRecord, export_name
-from ...records.live import LiveRun
-from ...records.run_query import RunRow
+from ...records.runs.live import LiveRun
+from ...records.store.queries import RunRow
 from ..actions import BROWSER, READ_ONLY, Action, routed_bindings
 from ..browser import OpenMode, RunBrowser, open_mode
 from ..modals.confirm import ConfirmModal

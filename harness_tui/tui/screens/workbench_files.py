@@ -11,8 +11,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ...records.export import RunRecord, atomic_write
-from ...records.report_html import REPORT_SUFFIXES, render_report
+from ...files import atomic_write
+from ...records.export import RunRecord
+from ...records.reports.html import REPORT_SUFFIXES, render_report
 from ...workflow.limits import current
 from ...workflow.loader import diff_workflows
 from ...workflow.payload import Payload

@@ -12,6 +12,7 @@ looked at; every other status is a plain column.
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -97,3 +98,47 @@ def like_pattern(text: str) -> str:
     literally, with ``\\`` as the escape)."""
     escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
+
+
+def browse_filter(
+    query: RunQuery, live: set[str], dead: set[str]
+) -> tuple[str, tuple[object, ...]]:
+    """The WHERE clause (with its parameters) of :meth:`RunStore.browse`: ``live`` and
+    ``dead`` are the ids of the runs stored ``running`` whose lease holds, or is gone."""
+    clauses: list[str] = []
+    params: list[object] = []
+    if query.statuses:
+        plain = sorted(query.statuses - {"running"})  # never matches a row stored running
+        ids = sorted(
+            (live if "running" in query.statuses else set())
+            | (dead if "interrupted" in query.statuses else set())
+        )
+        marks = ", ".join("?" * len(plain))
+        # One parameter for any number of ids (a store may hold many dead leases).
+        clauses.append(f"(status IN ({marks}) OR id IN (SELECT value FROM json_each(?)))")
+        params.extend([*plain, json.dumps(ids)])
+    if query.text:
+        pattern = like_pattern(query.text)
+        columns = ("id", "workflow_name", "workflow_path", "run_digest")
+        clauses.append("(" + " OR ".join(f"{c} LIKE ? ESCAPE '\\'" for c in columns) + ")")
+        params.extend([pattern] * len(columns))
+    return (" WHERE " + " AND ".join(clauses) if clauses else ""), tuple(params)
+
+
+_DURATION = (
+    "CASE WHEN status IN ('running', 'interrupted') THEN NULL "
+    "ELSE julianday(updated_at) - julianday(started_at) END"
+)
+
+
+def browse_order(query: RunQuery) -> str:
+    """The ORDER BY of :meth:`RunStore.browse`: the sort's column, then newest first."""
+    way = "DESC" if query.descending else "ASC"
+    first = {
+        Sort.STARTED: None,
+        Sort.WORKFLOW: f"workflow_name {way}",
+        Sort.STATUS: f"status {way}",
+        Sort.DURATION: f"{_DURATION} {way} NULLS LAST",
+    }[query.sort]
+    newest = f"started_at {way}, id {way}" if first is None else "started_at DESC, id DESC"
+    return newest if first is None else f"{first}, {newest}"

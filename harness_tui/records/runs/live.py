@@ -9,22 +9,22 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ..engine.attempt import Executor
-from ..engine.canonical import loads
-from ..engine.clock import Clock
-from ..engine.driver import Driver, Stop
-from ..engine.events import FAILURE_STATUSES, RunStatus, Status
-from ..engine.orchestrator import Run, TaskOrchestrator
-from ..engine.recorded_calls import CallSession
-from ..engine.resume import ResumeError
-from ..engine.spec import DEFAULT_ISOLATION as IN_PROCESS
-from ..executors.process import PROCESS, ProcessExecutor
-from ..executors.threads import ThreadExecutor
-from ..workflow.loader import Workflow
-from .errors import StoreError
-from .export import RunRecord
+from ...engine.attempt import Executor
+from ...engine.canonical import loads
+from ...engine.clock import Clock
+from ...engine.driver import Driver, Stop
+from ...engine.events import FAILURE_STATUSES, RunStatus, Status
+from ...engine.orchestrator import Run, TaskOrchestrator
+from ...engine.recorded_calls import CallSession
+from ...engine.resume import ResumeError
+from ...engine.spec import DEFAULT_ISOLATION as IN_PROCESS
+from ...executors.process import PROCESS, ProcessExecutor
+from ...executors.threads import ThreadExecutor
+from ...workflow.loader import Workflow
+from ..errors import StoreError
+from ..export import RunRecord
+from ..store import RunStore
 from .fork import Fork, ForkClock
-from .store import RunStore
 
 __all__ = ["LiveRun", "RunSummary"]
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from html import escape
 
-from ..engine.untrusted import visible
-from ..layout import Mode, layout_dag
-from .export import RunRecord
-from .report import (
+from ...engine.untrusted import visible
+from ...layout import Mode, layout_dag
+from ..export import RunRecord
+from .markdown import (
     DASHED,
     STATUS_COLOURS,
     Facts,

@@ -28,7 +28,7 @@ _HEADER = 32
 _FRAME_HEADER = 24
 
 
-def _checksum(data: bytes, big_endian: bool, s0: int, s1: int) -> tuple[int, int]:
+def checksum(data: bytes, big_endian: bool, s0: int, s1: int) -> tuple[int, int]:
     """SQLite's WAL checksum over ``data`` (a multiple of 8 bytes), continued from (s0, s1)."""
     words = struct.unpack(f"{'>' if big_endian else '<'}{len(data) // 4}I", data)
     mask = 0xFFFFFFFF
@@ -47,7 +47,7 @@ def _header_problem(head: bytes) -> str | None:
     if page_size < 512 or page_size > 65536 or page_size & (page_size - 1):
         return f"its header gives an impossible page size ({page_size})"
     expected = struct.unpack(">II", head[24:32])
-    if _checksum(head[:24], magic == _MAGIC[1], 0, 0) != expected:
+    if checksum(head[:24], magic == _MAGIC[1], 0, 0) != expected:
         return "its header checksum does not match"
     return None
 
@@ -82,7 +82,7 @@ def check_wal(wal: Path) -> str | None:
                 "corrupt and later frames would be lost"
             )
         page = data[start + _FRAME_HEADER : start + frame]
-        computed = _checksum(page, big_endian, *_checksum(header[:8], big_endian, *sums))
+        computed = checksum(page, big_endian, *checksum(header[:8], big_endian, *sums))
         if computed != struct.unpack(">II", header[16:24]):
             bad = index
         else:

@@ -24,7 +24,7 @@ from typing import Any
 
 import yaml
 
-from ..engine.canonical import check_json
+from ...engine.canonical import check_json
 
 __all__ = ["MIN_SCRUBBED", "REPLACEMENT", "UNCHECKED", "redact_document", "redact_value"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .export import RunRecord
+from .record import RunRecord
 
 __all__ = ["chrome_trace"]
 

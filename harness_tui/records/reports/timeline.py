@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..engine.events import Status, TraceEvent
+from ...engine.events import Status, TraceEvent
 
 __all__ = ["Span", "attempt_spans"]
 

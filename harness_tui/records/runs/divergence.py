@@ -12,12 +12,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..engine.diff import PlanDiff, json_changes
-from ..engine.errors import HarnessError
-from ..engine.events import TraceEvent
-from ..engine.untrusted import shorten
-from ..workflow.loader import diff_workflows
-from .export import RunRecord
+from ...engine.diff import PlanDiff, json_changes
+from ...engine.errors import HarnessError
+from ...engine.events import TraceEvent
+from ...engine.untrusted import shorten
+from ...workflow.loader import diff_workflows
+from ..export import RunRecord
 
 __all__ = [
     "Divergence",

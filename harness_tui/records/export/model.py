@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..engine.events import RunStatus, Status
+from ...engine.events import RunStatus, Status
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "FORMAT_VERSION_IO", "RunExport"]
 

@@ -18,20 +18,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..engine.attempt import Attempt, Executor, Outcome
-from ..engine.capture import UNATTRIBUTED
-from ..engine.clock import Clock, SystemClock
-from ..engine.diff import json_changes
-from ..engine.events import Status, ends_task
-from ..engine.graph import TaskNode
-from ..engine.recorded import RecordedExecutor
-from ..engine.spec import task_spec
-from ..workflow.errors import WorkflowError
-from ..workflow.loader import Workflow, parse_workflow
-from ..workflow.python_source import load_python, python_spec
-from ..workflow.refs import PYTHON_REF
-from .errors import RecordError
-from .export import RunRecord
+from ...engine.attempt import Attempt, Executor, Outcome
+from ...engine.capture import UNATTRIBUTED
+from ...engine.clock import Clock, SystemClock
+from ...engine.diff import json_changes
+from ...engine.events import Status, ends_task
+from ...engine.graph import TaskNode
+from ...engine.recorded import RecordedExecutor
+from ...engine.spec import task_spec
+from ...workflow.errors import WorkflowError
+from ...workflow.loader import Workflow, parse_workflow
+from ...workflow.python_source import load_python, python_spec
+from ...workflow.refs import PYTHON_REF
+from ..errors import RecordError
+from ..export import RunRecord
 
 __all__ = ["Fork", "ForkError", "plan_fork"]
 

@@ -15,9 +15,9 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
-from ..engine.events import FAILURE_STATUSES, RUN_FAILING_STATUSES, TraceEvent
-from ..engine.untrusted import visible
-from .export import RunRecord
+from ...engine.events import FAILURE_STATUSES, RUN_FAILING_STATUSES, TraceEvent
+from ...engine.untrusted import visible
+from ..export import RunRecord
 
 __all__ = [
     "DASHED",

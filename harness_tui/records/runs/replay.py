@@ -6,13 +6,13 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ..engine.capture import UNATTRIBUTED
-from ..engine.driver import Driver
-from ..engine.events import Status, TraceEvent
-from ..engine.orchestrator import Run, TaskOrchestrator
-from ..engine.recorded import RecordedExecutor
+from ...engine.capture import UNATTRIBUTED
+from ...engine.driver import Driver
+from ...engine.events import Status, TraceEvent
+from ...engine.orchestrator import Run, TaskOrchestrator
+from ...engine.recorded import RecordedExecutor
+from ..export import RunRecord
 from .divergence import TraceDiff, trace_diff
-from .export import RunRecord
 
 __all__ = ["RecordedClock", "ReplayReport", "replay", "replay_run"]
 

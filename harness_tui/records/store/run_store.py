@@ -25,7 +25,6 @@ import errno
 import json
 import os
 import secrets
-import socket
 import sqlite3
 import threading
 import time
@@ -35,149 +34,40 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..engine.attempt import Executor
-from ..engine.capture import UNATTRIBUTED, AttemptLog
-from ..engine.clock import Clock
-from ..engine.events import RunStatus, Status, TraceEvent
-from ..engine.orchestrator import RetiredStep, Run, TaskOrchestrator
-from ..engine.recorded_calls import Exchange
-from ..engine.resume import ResumeError
-from ..workflow.errors import WorkflowError
-from ..workflow.loader import Workflow, parse_workflow
-from ..workflow.python_source import (
+from ...engine.attempt import Executor
+from ...engine.capture import UNATTRIBUTED, AttemptLog
+from ...engine.clock import Clock
+from ...engine.events import RunStatus, Status, TraceEvent
+from ...engine.orchestrator import RetiredStep, Run, TaskOrchestrator
+from ...engine.recorded_calls import Exchange
+from ...engine.resume import ResumeError
+from ...workflow.errors import WorkflowError
+from ...workflow.loader import Workflow, parse_workflow
+from ...workflow.python_source import (
     is_python_ref,
     load_python,
     spec_of_source,
     workflow_from_spec,
 )
-from .batch_rows import encode_batch, output_line, read_batch
-from .errors import RecordError, StoreError
-from .export import RunRecord
-from .run_query import RunQuery, RunRow, Sort, like_pattern
+from ..errors import RecordError, StoreError
+from ..export import RunRecord
+from . import schema
+from .leases import LEASE_SECONDS, effective_status, holder, lease_live, lease_owner
+from .queries import RunQuery, RunRow, browse_filter, browse_order
+from .rows import read_batch
+from .schema import (
+    EVENTS_STORED,
+    SCHEMA_VERSION,
+    TASKS_DONE,
+    migrate,
+    rollback,
+    schema_version,
+    tables_of_runs,
+)
 from .wal import check_wal, keep_copy
+from .writer import INSERT_LOG, GroupCommit
 
-__all__ = ["MIGRATIONS", "RunStore", "StoreError", "StoredRun", "default_store_path"]
-
-MIGRATIONS: tuple[str, ...] = (
-    # 1: the first schema (stores written before versioning have these tables at version 0).
-    """
-    CREATE TABLE IF NOT EXISTS runs (
-        id TEXT PRIMARY KEY,
-        workflow_name TEXT NOT NULL,
-        workflow_path TEXT NOT NULL,
-        workflow_base TEXT,
-        workflow_source TEXT NOT NULL,
-        workflow_digest TEXT NOT NULL,
-        payload_text TEXT NOT NULL,
-        payload_digest TEXT NOT NULL,
-        plan_digest TEXT NOT NULL,
-        tasks_total INTEGER NOT NULL,
-        status TEXT NOT NULL,
-        run_digest TEXT,
-        started_at TEXT NOT NULL,
-        updated_at TEXT NOT NULL
-    );
-    CREATE TABLE IF NOT EXISTS events (
-        run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-        seq INTEGER NOT NULL,
-        final INTEGER NOT NULL,
-        canonical TEXT NOT NULL,
-        started_at REAL,
-        ended_at REAL,
-        traceback TEXT,
-        PRIMARY KEY (run_id, seq)
-    ) WITHOUT ROWID;
-    CREATE TABLE IF NOT EXISTS outputs (
-        run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-        task TEXT NOT NULL,
-        text TEXT NOT NULL,
-        digest TEXT NOT NULL,
-        PRIMARY KEY (run_id, task)
-    ) WITHOUT ROWID;
-    """,
-    # 2: leases (who is running a run, until when), wall-clock times beside the trace.
-    """
-    ALTER TABLE runs ADD COLUMN lease_owner TEXT;
-    ALTER TABLE runs ADD COLUMN lease_until REAL;
-    ALTER TABLE events ADD COLUMN wall REAL;
-    """,
-    # 3: what each attempt printed or logged, beside the trace (never in a digest).
-    """
-    CREATE TABLE IF NOT EXISTS logs (
-        run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-        task TEXT NOT NULL,
-        attempt INTEGER NOT NULL,
-        text TEXT NOT NULL,
-        truncated INTEGER NOT NULL,
-        PRIMARY KEY (run_id, task, attempt)
-    ) WITHOUT ROWID;
-    """,
-    # 4: what a re-run was forked from, {"run_digest", "task"} as JSON (never in a digest).
-    """
-    ALTER TABLE runs ADD COLUMN forked_from TEXT;
-    """,
-    # 5: which worker ran each attempt (0: the run's own thread), for the timeline.
-    """
-    ALTER TABLE events ADD COLUMN worker INTEGER NOT NULL DEFAULT 0;
-    """,
-    # 6: a group commit's batch of whole tasks is one row (see .batch_rows); runs recorded
-    # before keep their rows in events and outputs.
-    """
-    CREATE TABLE IF NOT EXISTS batches (
-        run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-        seq INTEGER NOT NULL,
-        events INTEGER NOT NULL,
-        tasks INTEGER NOT NULL,
-        canonical TEXT NOT NULL,
-        times BLOB NOT NULL,
-        workers TEXT,
-        tracebacks TEXT,
-        outputs TEXT NOT NULL,
-        PRIMARY KEY (run_id, seq)
-    );
-    """,
-    # 7: what the outside world answered each attempt (docs/recording.md): one exchange per
-    # row, as export 1.2 writes it in attempts[].io; beside the trace, never in a digest.
-    """
-    CREATE TABLE IF NOT EXISTS calls (
-        run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-        task TEXT NOT NULL,
-        attempt INTEGER NOT NULL,
-        seq INTEGER NOT NULL,
-        exchange TEXT NOT NULL,
-        PRIMARY KEY (run_id, task, attempt, seq)
-    ) WITHOUT ROWID;
-    """,
-    # 8: the run browser reads a page of runs in their default order (newest first) and
-    # filters by status, without reading every row (see .run_query).
-    """
-    CREATE INDEX IF NOT EXISTS runs_by_start ON runs (started_at DESC, id DESC);
-    CREATE INDEX IF NOT EXISTS runs_by_status ON runs (status);
-    """,
-)
-"""Schema migrations in order; the store's ``user_version`` counts those applied."""
-
-SCHEMA_VERSION = len(MIGRATIONS)
-
-LEASE_SECONDS = 120.0
-"""How long a run's lease lasts without renewal (renewed as tasks retire). On the lease
-holder's own host the holder's process is checked directly, so a long task keeps its run."""
-
-_INSERT_BATCH = (
-    "INSERT INTO batches (run_id, seq, tasks, events, canonical, times, workers, tracebacks, "
-    "outputs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
-# Stored events and finished tasks of the run ``runs.id``, in both layouts (see MIGRATIONS);
-# TOTAL, not SUM: a hand-damaged count never overflows (reading it is refused later).
-_EVENTS_STORED = (
-    "((SELECT COUNT(*) FROM events WHERE run_id = runs.id) + "
-    "(SELECT TOTAL(events) FROM batches WHERE run_id = runs.id))"
-)
-_TASKS_DONE = (
-    "((SELECT COUNT(*) FROM events WHERE run_id = runs.id AND final = 1) + "
-    "(SELECT TOTAL(tasks) FROM batches WHERE run_id = runs.id))"
-)
-
+__all__ = ["RunStore", "StoredRun", "default_store_path", "new_run_id"]
 
 _Kinds = tuple[type, ...]
 _TEXT: _Kinds = (str,)
@@ -201,20 +91,6 @@ def _done(done: float, total: int) -> int:
     return int(min(max(done, 0), total))
 
 
-# REPLACE: a resumed run re-runs an unfinished task from attempt 1, over nothing stored; a
-# restored log is never written again, but a replace keeps a second write harmless.
-_INSERT_LOG = (
-    "INSERT OR REPLACE INTO logs (run_id, task, attempt, text, truncated) VALUES (?, ?, ?, ?, ?)"
-)
-_INSERT_CALL = (
-    "INSERT OR REPLACE INTO calls (run_id, task, attempt, seq, exchange) VALUES (?, ?, ?, ?, ?)"
-)
-
-GROUP_EVENTS = 512
-"""Group commit: a run's pending events are written once this many are waiting..."""
-GROUP_SECONDS = 0.05
-"""...or this long after the first of them was queued, whichever comes first."""
-
 RESUMABLE = ("interrupted", "abandoned")
 """Stored statuses beyond the engine's RunStatus: runs left unfinished, which resume takes."""
 FINISHED = frozenset(s.value for s in (RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.CANCELLED))
@@ -237,124 +113,12 @@ def new_run_id(epoch: float | None = None) -> str:
     return f"{stamp}-{secrets.token_hex(3)}"
 
 
-def _process_start(pid: int) -> str:
-    """When process ``pid`` started, in clock ticks since boot (field 22 of
-    ``/proc/<pid>/stat``), or ``""`` where there is no such file to read."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            data = handle.read()
-    except OSError:
-        return ""
-    # Field 2, the command name in parentheses, may hold spaces and ")": count from the last.
-    fields = data[data.rfind(b")") + 1 :].split()
-    return fields[19].decode("ascii", "replace") if len(fields) > 19 else ""
-
-
-def lease_owner() -> str:
-    """This process, as a lease holder: ``host:pid:start``, with the process start time so
-    that another process given the same pid later is not taken for this one."""
-    pid = os.getpid()
-    return f"{socket.gethostname()}:{pid}:{_process_start(pid)}"
-
-
-def _owner_parts(owner: str) -> tuple[str, str, str]:
-    """``(host, pid, start)`` of a lease owner; owners written before the start time was
-    recorded are ``host:pid`` and get an empty start."""
-    parts = owner.rsplit(":", 2)
-    if len(parts) == 3 and parts[1].isdigit() and (parts[2].isdigit() or not parts[2]):
-        return parts[0], parts[1], parts[2]
-    host, _, pid = owner.rpartition(":")
-    return host, pid, ""
-
-
-def _process_exists(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process: it exists
-        return True
-    return True
-
-
-def _lease_live(owner: str | None, until: float | None) -> bool:
-    """Whether a lease still holds: on this host, its process exists and (when the start
-    time was recorded and can be read) is the same process; elsewhere, until it expires."""
-    if not owner:
-        return False
-    host, pid, start = _owner_parts(owner)
-    if host == socket.gethostname() and pid.isdigit():
-        if not _process_exists(int(pid)):
-            return False
-        return not start or _process_start(int(pid)) in (start, "")
-    return until is not None and until > time.time()
-
-
-def _rollback(db: sqlite3.Connection) -> None:
-    """Roll back if a transaction is still open: SQLite has already rolled back after a full
-    disk or an I/O error, and a second ROLLBACK would hide that cause behind its own error."""
-    if db.in_transaction:
-        db.execute("ROLLBACK")
-
-
-def _schema_version(db: sqlite3.Connection, path: Path) -> int:
-    """The store's schema version, checked: a newer store, another program's database or a
-    negative version is refused."""
-    version = int(db.execute("PRAGMA user_version").fetchone()[0])
-    if version > SCHEMA_VERSION:
-        raise StoreError(
-            f"{path}: the run store has schema version {version}, newer than this "
-            f"harness-tui understands ({SCHEMA_VERSION}); upgrade harness-tui or use "
-            "another --store"
-        )
-    if version == 0:
-        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
-        if tables and "runs" not in tables:  # someone else's database: never adopt it
-            raise StoreError(f"{path}: not a harness-tui run store")
-    elif version < 0:  # no migration starts below 0 (MIGRATIONS[-1] would run)
-        raise StoreError(f"{path}: not a harness-tui run store (schema {version})")
-    return version
-
-
-def _migrate(db: sqlite3.Connection, path: Path) -> None:
-    """Bring the schema to :data:`SCHEMA_VERSION` in one transaction under the write lock,
-    reading the version again inside it: of processes opening an old store at once, the
-    first upgrades it and the others find nothing left to do (a version read before the
-    lock may be stale, and running a migration twice fails: a column added twice)."""
-    try:
-        db.execute("BEGIN EXCLUSIVE")
-        version = _schema_version(db, path)
-        for number in range(version, SCHEMA_VERSION):
-            for statement in MIGRATIONS[number].split(";"):
-                if statement.strip():
-                    db.execute(statement)
-        if version < SCHEMA_VERSION:
-            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        db.execute("COMMIT")
-    except BaseException:
-        _rollback(db)
-        raise
-
-
-def _pause_before_migrating(path: Path, version: int | None) -> None:
-    """Called after a store's version is read (``None``: there is no store yet) and before it
-    is created or upgraded; tests replace it to hold two processes at that point together."""
-
-
 # errno values meaning "this file system makes no hard links".
 _NO_HARD_LINKS = frozenset(
     getattr(errno, name)
     for name in ("EPERM", "ENOTSUP", "EOPNOTSUPP", "EXDEV", "EMLINK")
     if hasattr(errno, name)
 )
-
-
-def _holder(owner: str | None) -> str:
-    """A lease owner as people read it: ``process 1234 on host``."""
-    if not owner:
-        return "another process"
-    host, pid, _ = _owner_parts(owner)
-    return f"process {pid} on {host}"
 
 
 @contextmanager
@@ -380,70 +144,6 @@ def _writable(path: Path) -> bool:
 def _writable_folder(path: Path) -> bool:
     """Whether SQLite can make its -wal and -shm files beside the store."""
     return os.access(path.parent, os.W_OK)
-
-
-def effective_status(status: str, owner: str | None, until: float | None) -> str:
-    """A stored status as people should read it: ``running`` without a live lease is
-    ``interrupted``."""
-    if status == "running" and not _lease_live(owner, until):
-        return "interrupted"
-    return status
-
-
-def _browse_filter(
-    query: RunQuery, live: set[str], dead: set[str]
-) -> tuple[str, tuple[object, ...]]:
-    """The WHERE clause (with its parameters) of :meth:`RunStore.browse`: ``live`` and
-    ``dead`` are the ids of the runs stored ``running`` whose lease holds, or is gone."""
-    clauses: list[str] = []
-    params: list[object] = []
-    if query.statuses:
-        plain = sorted(query.statuses - {"running"})  # never matches a row stored running
-        ids = sorted(
-            (live if "running" in query.statuses else set())
-            | (dead if "interrupted" in query.statuses else set())
-        )
-        marks = ", ".join("?" * len(plain))
-        # One parameter for any number of ids (a store may hold many dead leases).
-        clauses.append(f"(status IN ({marks}) OR id IN (SELECT value FROM json_each(?)))")
-        params.extend([*plain, json.dumps(ids)])
-    if query.text:
-        pattern = like_pattern(query.text)
-        columns = ("id", "workflow_name", "workflow_path", "run_digest")
-        clauses.append("(" + " OR ".join(f"{c} LIKE ? ESCAPE '\\'" for c in columns) + ")")
-        params.extend([pattern] * len(columns))
-    return (" WHERE " + " AND ".join(clauses) if clauses else ""), tuple(params)
-
-
-_DURATION = (
-    "CASE WHEN status IN ('running', 'interrupted') THEN NULL "
-    "ELSE julianday(updated_at) - julianday(started_at) END"
-)
-
-
-def _browse_order(query: RunQuery) -> str:
-    """The ORDER BY of :meth:`RunStore.browse`: the sort's column, then newest first."""
-    way = "DESC" if query.descending else "ASC"
-    first = {
-        Sort.STARTED: None,
-        Sort.WORKFLOW: f"workflow_name {way}",
-        Sort.STATUS: f"status {way}",
-        Sort.DURATION: f"{_DURATION} {way} NULLS LAST",
-    }[query.sort]
-    newest = f"started_at {way}, id {way}" if first is None else "started_at DESC, id DESC"
-    return newest if first is None else f"{first}, {newest}"
-
-
-def _tables_of_runs(db: sqlite3.Connection) -> list[str]:
-    """Every table whose rows belong to a run (declared with a foreign key to ``runs``),
-    quoted: a migration that adds one is covered by :meth:`RunStore.delete` as it is."""
-    names = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-    quoted_names = ['"' + name.replace('"', '""') + '"' for name in names]
-    return [
-        quoted
-        for quoted in quoted_names
-        if any(fk[2] == "runs" for fk in db.execute(f"PRAGMA foreign_key_list({quoted})"))
-    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -499,23 +199,6 @@ def _fork_of(text: str) -> tuple[str, str] | None:
     return None
 
 
-@dataclass(slots=True)
-class _Batch:
-    """What a recorded run has retired and the store has not written yet (group commit)."""
-
-    run_id: str
-    on_error: Callable[[StoreError], None] | None
-    tasks: int = 0
-    events: list[TraceEvent] = field(default_factory=list)
-    canonical: list[str] = field(default_factory=list)  # the events' canonical texts
-    outputs: list[str] = field(default_factory=list)  # batch_rows.output_line each
-    logs: list[tuple[Any, ...]] = field(default_factory=list)
-    calls: list[tuple[Any, ...]] = field(default_factory=list)
-    since: float | None = None  # monotonic time the oldest pending task was queued
-    error: StoreError | None = None  # a timed write failed, for the run's thread to raise
-    broken: bool = False  # recording stopped: on_error heard of a failure, or the run ended
-
-
 class RunStore:
     """A SQLite file of runs. Safe to use from one thread at a time (the TUI's run worker); its
     own flusher thread writes a recorded run's due batch, under the same lock.
@@ -538,11 +221,8 @@ class RunStore:
         self.path = Path(path)
         # One writer at a time on the connection: the run's thread and a group commit's timer.
         self._lock = threading.RLock()
-        self._batches: dict[str, _Batch] = {}
         self._closed = False
-        self._wake = threading.Condition(self._lock)
-        self._flusher: threading.Thread | None = None
-        self._flusher_due = float("inf")  # when the flusher thread wakes up next
+        self._writer = GroupCommit(self.path, self._lock, lambda: self._db, self._owner)
         self.damage: str | None = None
         """Damage found before opening (a write-ahead log SQLite would silently cut short),
         with where a copy of it is kept; the store opens with what SQLite can recover."""
@@ -587,12 +267,12 @@ class RunStore:
         temp = folder / f".{self.path.name}.{secrets.token_hex(8)}.tmp"
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            _pause_before_migrating(self.path, None)
+            schema.pause_before_migrating(self.path, None)
             with self._guard("cannot create the run store"):
                 db = sqlite3.connect(temp, isolation_level=None)
                 try:
                     db.execute("PRAGMA journal_mode=WAL")
-                    _migrate(db, temp)
+                    migrate(db, temp)
                 finally:
                     db.close()  # a clean close folds the write-ahead log into the file
             try:
@@ -652,7 +332,7 @@ class RunStore:
     def _prepare(self, writable: bool) -> None:
         """Check the schema, and bring it to :data:`SCHEMA_VERSION` when it is older (a
         read-only opening reopens for writing for that, when the file can be written)."""
-        version = _schema_version(self._db, self.path)
+        version = schema_version(self._db, self.path)
         if not writable:
             if version == SCHEMA_VERSION:
                 return
@@ -667,8 +347,8 @@ class RunStore:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         if version < SCHEMA_VERSION:
-            _pause_before_migrating(self.path, version)
-            _migrate(self._db, self.path)
+            schema.pause_before_migrating(self.path, version)
+            migrate(self._db, self.path)
 
     @property
     def schema_version(self) -> int:
@@ -682,10 +362,9 @@ class RunStore:
             if self._closed:
                 return
             try:
-                self.flush()
+                self._writer.close()
             finally:
                 self._closed = True
-                self._wake.notify_all()
                 with self._guard("cannot close"):
                     self._db.close()
 
@@ -702,7 +381,7 @@ class RunStore:
             try:
                 yield self._db
             except BaseException:
-                _rollback(self._db)
+                rollback(self._db)
                 raise
             self._db.execute("COMMIT")
 
@@ -763,12 +442,7 @@ class RunStore:
                 the :class:`StoreError` propagates out of the run's step (or the next flush).
         """
         renew_at = time.time() + LEASE_SECONDS / 2
-        with self._lock:
-            old = self._batches.get(run_id)
-            if old is not None:
-                self._flush_batch(old)
-            batch = self._batches[run_id] = _Batch(run_id, on_error)
-            self._start_flusher()
+        batch = self._writer.start(run_id, on_error)
 
         def on_retire(retired: RetiredStep) -> None:
             nonlocal renew_at
@@ -776,157 +450,25 @@ class RunStore:
                 return
             try:
                 with self._lock:
-                    self._add(batch, retired)
+                    self._writer.add(batch, retired)
                 now = time.time()
                 if now >= renew_at:
                     renew_at = now + LEASE_SECONDS / 2
                     self._renew(run_id, now + LEASE_SECONDS)
             except StoreError as exc:
-                self._failed(batch, exc)
+                self._writer.failed(batch, exc)
 
         run.on_retire(on_retire)
-
-    def _add(self, batch: _Batch, retired: RetiredStep) -> None:
-        """Queue a retired task's rows (the hot path of recording, once per task; the lock is
-        held), writing the batch when it is due."""
-        if batch.error is not None:
-            raise batch.error
-        events = retired.events
-        batch.tasks += 1
-        batch.events.extend(events)
-        batch.canonical.extend(retired.canonical)
-        task = retired.step.task
-        if retired.output is not None:
-            batch.outputs.append(output_line(task, retired.output))
-        if retired.logs:
-            run_id = batch.run_id
-            batch.logs.extend((run_id, task, n, log.text, log.truncated) for n, log in retired.logs)
-        if retired.calls:
-            batch.calls.extend(
-                (batch.run_id, task, n, e.seq, json.dumps(e.to_json(), ensure_ascii=False))
-                for n, exchanges in retired.calls
-                for e in exchanges
-            )
-        now = time.monotonic()
-        if batch.since is None:
-            batch.since = now
-        if len(batch.events) >= GROUP_EVENTS or now - batch.since >= GROUP_SECONDS:
-            self._flush_batch(batch)
-        elif self._flusher_due > batch.since + GROUP_SECONDS:
-            # The flusher sleeps past this batch's time (or forever): wake it, once.
-            self._flusher_due = batch.since + GROUP_SECONDS
-            self._wake.notify()
-
-    def _failed(self, batch: _Batch, exc: StoreError) -> None:
-        """A write of ``batch`` failed: its ``on_error`` hears it once and recording stops;
-        without one the error propagates."""
-        if batch.on_error is None:
-            raise exc
-        if not batch.broken:
-            batch.broken = True
-            batch.on_error(exc)
-
-    def _start_flusher(self) -> None:
-        if self._flusher is None:
-            self._flusher = threading.Thread(
-                target=self._flush_when_due, name="harness-tui store", daemon=True
-            )
-            self._flusher.start()
-
-    def _flush_when_due(self) -> None:
-        """The flusher thread: writes a batch whose time is up while its run is busy (a long
-        task). An error waits for the run's thread unless the run's ``on_error`` hears it."""
-        with self._wake:
-            while not self._closed:
-                pending = [b for b in self._batches.values() if b.since is not None]
-                if not pending:
-                    self._flusher_due = float("inf")
-                    self._wake.wait()
-                    continue
-                self._flusher_due = min(b.since or 0.0 for b in pending) + GROUP_SECONDS
-                delay = self._flusher_due - time.monotonic()
-                if delay > 0:
-                    self._wake.wait(delay)
-                    continue
-                for batch in pending:
-                    if batch.since is not None and batch.since + GROUP_SECONDS <= time.monotonic():
-                        self._flush_due(batch)
-
-    def _flush_due(self, batch: _Batch) -> None:
-        if batch.broken or batch.error is not None:
-            batch.since = None
-            return
-        try:
-            self._flush_batch(batch)
-        except StoreError as exc:
-            if batch.on_error is None:
-                batch.error = exc
-            else:
-                self._failed(batch, exc)
 
     def flush(self, run_id: str | None = None) -> None:
         """Write what is pending for ``run_id`` (every run by default) now: a run paused,
         stopped or about to be read. A failed write goes to the run's ``on_error``."""
-        with self._lock:
-            batches = [self._batches[run_id]] if run_id in self._batches else []
-            for batch in batches if run_id is not None else list(self._batches.values()):
-                if batch.broken:
-                    continue
-                try:
-                    if batch.error is not None:
-                        raise batch.error
-                    self._flush_batch(batch)
-                except StoreError as exc:
-                    self._failed(batch, exc)
+        self._writer.flush(run_id)
 
     def flush_if_idle(self) -> None:
         """Write what is pending unless the store is in the middle of a write (a signal
         handler leaving at once: a write it interrupted is lost, as after a kill)."""
-        if not self._lock.acquire(blocking=False):
-            return
-        try:
-            if not self._db.in_transaction:
-                self.flush()
-        except StoreError:
-            pass
-        finally:
-            self._lock.release()
-
-    def _flush_batch(self, batch: _Batch) -> None:
-        """Write ``batch`` in one transaction (the lock is held)."""
-        batch.since = None
-        if not batch.events:
-            return
-        row = (
-            batch.run_id,
-            batch.events[0].seq,
-            batch.tasks,
-            *encode_batch(batch.events, batch.canonical, batch.outputs),
-        )
-        logs, calls = batch.logs, batch.calls
-        batch.events, batch.canonical, batch.outputs, batch.logs = [], [], [], []
-        batch.calls = []
-        batch.tasks = 0
-        db = self._db
-        try:
-            db.execute("BEGIN")
-            try:
-                db.execute(_INSERT_BATCH, row)
-                if logs:
-                    db.executemany(_INSERT_LOG, logs)
-                if calls:
-                    db.executemany(_INSERT_CALL, calls)
-            except BaseException:
-                _rollback(db)
-                raise
-            db.execute("COMMIT")
-        except sqlite3.IntegrityError:
-            raise StoreError(
-                f"run {batch.run_id} is recorded by {_holder(self._owner(batch.run_id))} now; "
-                "this process stopped recording it"
-            ) from None
-        except sqlite3.Error as exc:
-            raise StoreError(f"{self.path}: cannot record a task: {exc}") from None
+        self._writer.flush_if_idle()
 
     def _owner(self, run_id: str) -> str | None:
         try:
@@ -940,30 +482,14 @@ class RunStore:
         with self._transaction() as db:
             db.execute("UPDATE runs SET lease_until = ? WHERE id = ?", (until, run_id))
 
-    def _flush_for_end(self, run_id: str) -> None:
-        """Write what is pending before a run's end is recorded, and stop batching it; an end
-        is never recorded over tasks that could not be written."""
-        self.flush(run_id)
-        with self._lock:
-            batch = self._batches.pop(run_id, None)
-        if batch is None:
-            return
-        failed, batch.broken = batch.broken, True
-        # The run holds this batch (through its listener) and the batch the caller (through
-        # on_error): dropped here, the run is freed as soon as the caller lets it go, not by
-        # a pass of the cyclic collector over everything the run holds.
-        batch.on_error = None
-        if failed:
-            raise StoreError(f"run {run_id}: its last tasks were not recorded; its end is not")
-
     def finish(self, run: Run, run_id: str) -> None:
         """Record the final status and digest of a run and release its lease. A run whose
         end is already recorded is left as it is (a resumed finished run is not re-dated)."""
-        self._flush_for_end(run_id)
+        self._writer.end(run_id)
         stray = run.unattributed_log()
         with self._transaction() as db:
             if stray.text or stray.truncated:
-                db.execute(_INSERT_LOG, (run_id, *UNATTRIBUTED, stray.text, stray.truncated))
+                db.execute(INSERT_LOG, (run_id, *UNATTRIBUTED, stray.text, stray.truncated))
             db.execute(
                 "UPDATE runs SET status = ?, run_digest = ?, updated_at = ?, lease_owner = NULL, "
                 "lease_until = NULL WHERE id = ? AND status NOT IN (?, ?, ?)",
@@ -978,7 +504,7 @@ class RunStore:
 
     def abandon(self, run_id: str) -> None:
         """Mark an unfinished run left behind (resumable) and release its lease."""
-        self._flush_for_end(run_id)
+        self._writer.end(run_id)
         with self._transaction() as db:
             db.execute(
                 "UPDATE runs SET status = 'abandoned', updated_at = ?, lease_owner = NULL, "
@@ -994,7 +520,7 @@ class RunStore:
         with self._guard("cannot read"):
             rows = self._db.execute(
                 "SELECT id, workflow_name, workflow_path, payload_digest, status, started_at, "
-                f"{_TASKS_DONE}, tasks_total, run_digest, lease_owner, lease_until "
+                f"{TASKS_DONE}, tasks_total, run_digest, lease_owner, lease_until "
                 "FROM runs ORDER BY started_at DESC, id DESC"
             ).fetchall()
         keys = (
@@ -1037,13 +563,13 @@ class RunStore:
             leased = db.execute(
                 "SELECT id, lease_owner, lease_until FROM runs WHERE status = 'running'"
             ).fetchall()
-            live = {run_id for run_id, owner, until in leased if _lease_live(owner, until)}
-            where, params = _browse_filter(query, live, {row[0] for row in leased} - live)
+            live = {run_id for run_id, owner, until in leased if lease_live(owner, until)}
+            where, params = browse_filter(query, live, {row[0] for row in leased} - live)
             total = int(db.execute(f"SELECT COUNT(*) FROM runs{where}", params).fetchone()[0])
             rows = db.execute(
                 "SELECT id, workflow_name, workflow_path, payload_digest, status, started_at, "
-                f"updated_at, {_TASKS_DONE}, tasks_total, run_digest FROM runs{where} "
-                f"ORDER BY {_browse_order(query)} LIMIT ? OFFSET ?",
+                f"updated_at, {TASKS_DONE}, tasks_total, run_digest FROM runs{where} "
+                f"ORDER BY {browse_order(query)} LIMIT ? OFFSET ?",
                 (*params, max(query.limit, 0), max(query.offset, 0)),
             ).fetchall()
         page = []
@@ -1082,9 +608,9 @@ class RunStore:
                 raise StoreError(f"no run {run_id!r} in {self.path}")
             if effective_status(*row) == "running":
                 raise StoreError(
-                    f"run {run_id} is running: {_holder(row[1])} holds its lease; it is not deleted"
+                    f"run {run_id} is running: {holder(row[1])} holds its lease; it is not deleted"
                 )
-            for table in _tables_of_runs(db):
+            for table in tables_of_runs(db):
                 db.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
             db.execute("DELETE FROM runs WHERE id = ?", (run_id,))
 
@@ -1098,7 +624,7 @@ class RunStore:
         with self._guard(f"cannot read run {run_id}"):
             row = self._db.execute(
                 "SELECT workflow_path, workflow_base, workflow_source, payload_text, status, "
-                f"{_TASKS_DONE}, tasks_total, lease_owner, lease_until, forked_from "
+                f"{TASKS_DONE}, tasks_total, lease_owner, lease_until, forked_from "
                 "FROM runs WHERE id = ?",
                 (run_id,),
             ).fetchone()
@@ -1231,7 +757,7 @@ class RunStore:
             stored = replace(stored, workflow=_python_for_resume(stored))
         if stored.status == "running" and not force:
             raise StoreError(
-                f"run {run_id} is still running: {_holder(stored.lease_owner)} holds its lease; "
+                f"run {run_id} is still running: {holder(stored.lease_owner)} holds its lease; "
                 "--force takes it over"
             )
         run = self._restore(stored, executor, clock)
@@ -1251,21 +777,21 @@ class RunStore:
         """
         with self._transaction() as db:
             row = db.execute(
-                f"SELECT status, lease_owner, lease_until, {_EVENTS_STORED} FROM runs WHERE id = ?",
+                f"SELECT status, lease_owner, lease_until, {EVENTS_STORED} FROM runs WHERE id = ?",
                 (stored.id,),
             ).fetchone()
             status, owner, until, count = row if row is not None else (None, None, None, -1)
             now = effective_status(status, owner, until) if status is not None else None
             changed = count != len(stored.events) or now in FINISHED or now is None
             if changed or (now != stored.status and not force):
-                raise StoreError(f"run {stored.id} was taken by {_holder(owner)} meanwhile")
+                raise StoreError(f"run {stored.id} was taken by {holder(owner)} meanwhile")
             taken = db.execute(
                 "UPDATE runs SET status = 'running', lease_owner = ?, lease_until = ? "
                 "WHERE id = ? AND status = ? AND lease_owner IS ?",
                 (lease_owner(), time.time() + LEASE_SECONDS, stored.id, status, owner),
             ).rowcount
             if taken != 1:
-                raise StoreError(f"run {stored.id} was taken by {_holder(owner)} meanwhile")
+                raise StoreError(f"run {stored.id} was taken by {holder(owner)} meanwhile")
 
     def export(self, run_id: str, redact: Iterable[str] = ()) -> RunRecord:
         """A stored run as an export (no code runs), with ``redact``'s keys redacted."""

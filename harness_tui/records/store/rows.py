@@ -22,7 +22,7 @@ import math
 import struct
 from typing import Any
 
-from ..engine.events import TraceEvent
+from ...engine.events import TraceEvent
 
 __all__ = ["encode_batch", "output_line", "read_batch"]
 

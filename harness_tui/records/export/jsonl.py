@@ -7,7 +7,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from ..engine.events import Status, TraceEvent
+from ...engine.events import Status, TraceEvent
 
 __all__ = ["JsonLines"]
 

@@ -17,8 +17,8 @@ import zlib
 from collections.abc import Iterable
 from typing import Any
 
-from ..engine.call_matching import redact_url
-from ..engine.recorded_calls import Exchange
+from ...engine.call_matching import redact_url
+from ...engine.recorded_calls import Exchange
 from .redaction import MIN_SCRUBBED, REPLACEMENT, redact_value
 
 __all__ = ["redact_recordings"]

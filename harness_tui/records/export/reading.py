@@ -1,0 +1,127 @@
+"""Reading exports: text from a file within the reader's cap, and a document from text, checked
+in order: JSON, format and major version, schema, free-form parts, checksum. What is inside the
+document (plan, trace, digests) is checked by :class:`.record.RunRecord`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ...engine.canonical import CanonicalError
+from ...files import read_capped
+from ...workflow.limits import Limits, current
+from ...workflow.payload import too_many_digits
+from ..errors import RecordError
+from .model import FORMAT, FORMAT_VERSION, RunExport
+from .writing import checksum
+
+__all__ = ["parse_document", "read_text"]
+
+
+def read_text(path: str | Path) -> str:
+    """The text of an export file, read within the reader's ``export_bytes`` cap.
+
+    Raises:
+        RecordError: one line saying why the file cannot be read.
+    """
+    name = str(path)
+    limit = current().export_bytes
+    try:
+        data = read_capped(path, limit)
+    except OSError as exc:
+        raise RecordError(f"{name}: cannot read: {exc.strerror}") from None
+    if data is None:
+        raise RecordError(f"{name}: over the {limit:,}-byte limit")
+    try:
+        text = data.decode("utf-8-sig")  # a BOM (an editor's) is not part of the JSON
+    except UnicodeDecodeError as exc:
+        raise RecordError(f"{name}: cannot read as UTF-8 text: {exc}") from None
+    return text
+
+
+def parse_document(text: str, name: str) -> dict[str, Any]:
+    """The export document in ``text``, checked up to its checksum.
+
+    Raises:
+        RecordError: one line saying what is wrong.
+    """
+    limits = current()
+    try:
+        document = json.loads(text, parse_constant=_refuse_constant)
+    except _NotJsonNumberError as exc:
+        raise RecordError(f"{name}: {exc} is not a JSON number") from None
+    except json.JSONDecodeError as exc:
+        raise RecordError(
+            f"{name}: not JSON ({exc.msg}, line {exc.lineno} column {exc.colno}); "
+            "the file may be truncated"
+        ) from None
+    except RecursionError:
+        raise RecordError(f"{name}: nested too deeply to read") from None
+    except ValueError:
+        raise RecordError(f"{name}: {too_many_digits()}") from None
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        raise RecordError(f"{name}: not a harness-tui run export (no 'format: {FORMAT}')")
+    version = document.get("format_version")
+    if not isinstance(version, str) and version is not None:
+        shown = f"the {type(version).__name__} {version!r}"
+        raise RecordError(
+            f"{name}: format_version must be a string such as {FORMAT_VERSION!r}, not {shown}"
+        )
+    if not isinstance(version, str) or version.split(".")[0] != FORMAT_VERSION.split(".")[0]:
+        raise RecordError(
+            f"{name}: format version {version!r} is not supported (this harness-tui reads "
+            f"{FORMAT_VERSION.split('.')[0]}.x)"
+        )
+    try:
+        RunExport.model_validate(document)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise RecordError(f"{name}: invalid export at {where}: {first['msg']}") from None
+    _check_free_form(document, name, limits)
+    expected = document["checksum"]
+    try:
+        actual = checksum(document)
+    except CanonicalError as exc:
+        raise RecordError(f"{name}: {exc}") from None
+    if actual != expected:
+        raise RecordError(f"{name}: checksum mismatch: the file was changed after it was exported")
+    return document
+
+
+class _NotJsonNumberError(ValueError):
+    pass
+
+
+def _refuse_constant(text: str) -> Any:
+    raise _NotJsonNumberError(text)
+
+
+def _check_free_form(document: Mapping[str, Any], name: str, limits: Limits) -> None:
+    """Depth and integer size of the parts of an export that the schema leaves free
+    (payload, results, spec, environment), so that no later step meets a value it cannot
+    digest or show."""
+    max_bits = int(limits.int_digits * 3.33) + 1
+    for part in ("payload", "results", "spec", "environment"):
+        stack: list[tuple[Any, int]] = [(document.get(part), 1)]
+        while stack:
+            value, depth = stack.pop()
+            if isinstance(value, dict):
+                children: Iterable[Any] = value.values()
+            elif isinstance(value, list):
+                children = value
+            else:
+                if type(value) is int and value.bit_length() > max_bits:
+                    raise RecordError(
+                        f"{name}: an integer in {part} has more than {limits.int_digits:,} digits"
+                    )
+                continue
+            if depth > limits.export_depth:
+                raise RecordError(
+                    f"{name}: {part} is nested more than {limits.export_depth} levels deep"
+                )
+            stack.extend((child, depth + 1) for child in children)

@@ -1,0 +1,1 @@
+"""Bug reports of a run: Markdown and a self-contained HTML page, with its timeline."""
