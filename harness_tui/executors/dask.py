@@ -227,10 +227,10 @@ _quiet_filter = _NotDask()
 
 def quiet_dask_logging() -> None:
     """Dask's logging never reaches this process's terminal (the command line's clusters):
-    the task's failure is in the run's trace, and one line says so. Distributed logs to
-    its own handlers, tornado and asyncio (its event loop) to the root logger's and to
+    the task's failure is in the run's trace, and one line says so. Distributed and
+    tornado log to their own handlers, asyncio (its event loop) to the root logger's and to
     logging's last resort; each of them gets the filter, once."""
-    for name in ("distributed", ""):
+    for name in ("distributed", "tornado", ""):
         for handler in logging.getLogger(name).handlers:
             if _quiet_filter not in handler.filters:
                 handler.addFilter(_quiet_filter)

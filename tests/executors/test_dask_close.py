@@ -105,16 +105,18 @@ def test_close_cancels_what_is_submitted_then_closes_client_then_cluster(
 
 @pytest.fixture
 def dask_handler() -> Iterator[io.StringIO]:
-    """A handler on the ``distributed`` logger, as Dask installs one; the filters the test
-    adds are taken off again."""
+    """A handler on the ``distributed`` and the ``tornado`` logger, as Dask installs them;
+    the filters the test adds are taken off again."""
     out = io.StringIO()
     handler = logging.StreamHandler(out)
-    logger = logging.getLogger("distributed")
-    logger.addHandler(handler)
+    loggers = [logging.getLogger("distributed"), logging.getLogger("tornado")]
+    for logger in loggers:
+        logger.addHandler(handler)
     try:
         yield out
     finally:
-        logger.removeHandler(handler)
+        for logger in loggers:
+            logger.removeHandler(handler)
         for target in [*logging.getLogger().handlers, logging.lastResort]:
             if target is not None:
                 target.removeFilter(_quiet_filter)
@@ -128,6 +130,7 @@ def test_dask_records_are_kept_off_the_terminal_and_others_are_not(
     quiet_dask_logging()  # once is enough: no second filter
     assert logging.getLogger("asyncio").filters.count(_quiet_filter) == 1
     logging.getLogger("distributed.nanny").warning("Restarting worker")
+    logging.getLogger("tornado.application").error("Exception in callback")
     assert dask_handler.getvalue() == ""
 
     def record(name: str, thread: str, error: BaseException | None = None) -> logging.LogRecord:
