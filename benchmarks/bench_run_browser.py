@@ -23,6 +23,7 @@ from pathlib import Path
 
 from harness_tui.engine.clock import FakeClock
 from harness_tui.records.runs.live import LiveRun
+from harness_tui.records.runs.settings import RunSettings
 from harness_tui.records.store import RunStore
 from harness_tui.records.store.queries import RunQuery
 from harness_tui.tui.app import create_app
@@ -45,7 +46,9 @@ def make_store(path: Path, runs: int) -> None:
     with RunStore(path) as store:
         for times, steps in ((1, None), (5, None), (1, 2)):
             workflow = parse_workflow(WORKFLOW.replace("TIMES", str(times)))
-            live = LiveRun.start(workflow, workflow.payload, store=store, clock=FakeClock())
+            live = LiveRun.start(
+                workflow, workflow.payload, RunSettings(store=store, clock=FakeClock())
+            )
             if steps is None:
                 live.drive()
             else:
@@ -86,7 +89,9 @@ def make_store(path: Path, runs: int) -> None:
 async def first_screen(path: Path) -> float:
     """Seconds from creating the app to the browser showing its first page."""
     start = time.perf_counter()
-    app = create_app(None, store_path=str(path), browse=True, clock=FakeClock())
+    app = create_app(
+        None, store_path=str(path), browse=True, settings=RunSettings(clock=FakeClock())
+    )
     async with app.run_test(size=(120, 40)) as pilot:
         while not (isinstance(app.screen, RunBrowserScreen) and app.screen.table.row_count):
             await pilot.pause(0.001)

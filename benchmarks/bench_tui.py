@@ -30,6 +30,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from harness_tui.engine.clock import FakeClock
+from harness_tui.records.runs.settings import RunSettings
 from harness_tui.tui.app import create_app
 from harness_tui.tui.widgets.trace_panel import TracePanel
 from harness_tui.workflow.generate import generate_workflow
@@ -54,7 +55,7 @@ def printing(workflow: str, folder: Path, lines: int) -> str:
 
 async def first_screen(path: str, rows: int) -> tuple[float, Any]:
     start = time.perf_counter()
-    app = create_app(path, clock=FakeClock())
+    app = create_app(path, settings=RunSettings(clock=FakeClock()))
     context = app.run_test(size=SIZE)
     pilot = await context.__aenter__()
     while app.screen.query("PlanTable").first().row_count < rows:  # type: ignore[attr-defined]

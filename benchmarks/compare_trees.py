@@ -6,8 +6,10 @@ this tree's, in alternating order.
 Printed per metric: the median and the spread (min-max) of each side, the ratio new/base, and
 ``REGRESSION`` where the new median is more than 10% worse and outside the base's spread.
 
-Run: python benchmarks/compare_trees.py BASE_TREE [--new TREE] [--rounds 5]
-     (BASE_TREE: e.g. a ``git worktree add ../base <commit>`` of the commit before a change)
+Run: python benchmarks/compare_trees.py BASE_TREE [--new TREE] [--rounds 5] [--own-scripts]
+     (BASE_TREE: e.g. a ``git worktree add ../base <commit>`` of the commit before a change;
+     ``--own-scripts``: each tree runs its own benchmarks/ scripts, for a change of the API
+     the scripts call, where this tree's scripts would not run against the base)
 """
 
 from __future__ import annotations
@@ -68,10 +70,10 @@ BENCHES: list[tuple[str, list[str], dict[str, tuple[str, bool]]]] = [
 ]
 
 
-def run_once(script: str, args: list[str], tree: Path) -> str:
+def run_once(script: str, args: list[str], tree: Path, scripts: Path = HERE) -> str:
     env = {**os.environ, "PYTHONPATH": str(tree)}
     result = subprocess.run(
-        [sys.executable, str(HERE / script), *args],
+        [sys.executable, str(scripts / script), *args],
         capture_output=True,
         text=True,
         env=env,
@@ -95,6 +97,9 @@ def main() -> None:
     parser.add_argument("base", type=Path)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--new", type=Path, default=NEW_TREE, help="default: this tree")
+    parser.add_argument(
+        "--own-scripts", action="store_true", help="each tree runs its own benchmark scripts"
+    )
     args = parser.parse_args()
     trees = {"base": args.base.resolve(), "new": args.new.resolve()}
     samples: dict[str, dict[str, list[float]]] = {"base": {}, "new": {}}
@@ -103,7 +108,9 @@ def main() -> None:
         order = ["base", "new"] if round_number % 2 == 0 else ["new", "base"]
         for script, script_args, metrics in BENCHES:
             for side in order:
-                values = parse(run_once(script, script_args, trees[side]), metrics)
+                scripts = trees[side] / "benchmarks" if args.own_scripts else HERE
+                output = run_once(script, script_args, trees[side], scripts)
+                values = parse(output, metrics)
                 for name, value in values.items():
                     samples[side].setdefault(name, []).append(value)
         print(f"round {round_number + 1}/{args.rounds} done", file=sys.stderr)

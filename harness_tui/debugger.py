@@ -53,12 +53,14 @@ def debug(
             "debug(): no terminal to open the workbench in (stdin or stdout is not a TTY); "
             "pass headless=True to run to the end instead"
         )
+    from .records.runs.settings import RunSettings
     from .tui.app import HarnessApp
     from .tui.session import Session
     from .workflow.python_source import graph_workflow
 
-    session = Session(graph_workflow(graph, value, name, on_failure), value, workers=workers)
-    HarnessApp(session, None).run()
+    settings = RunSettings(workers=workers)
+    session = Session(graph_workflow(graph, value, name, on_failure), value, settings=settings)
+    HarnessApp(session, None, settings=settings).run()
     run = session.run
     if not run.finished:
         # Quit early: the run is stopped as a second Ctrl+C stops one (the tasks not run are

@@ -17,6 +17,7 @@ from typing import Any
 from textual.pilot import Pilot
 
 from harness_tui.engine.clock import FakeClock
+from harness_tui.records.runs.settings import RunSettings
 from harness_tui.tui.app import HarnessApp, create_app
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,7 +45,7 @@ async def shoot(
 
 
 def app(path: str | None, **kwargs: Any) -> HarnessApp:
-    return create_app(path, clock=FakeClock(start=100.0, tick=0.25), **kwargs)
+    return create_app(path, **kwargs, settings=RunSettings(clock=FakeClock(start=100.0, tick=0.25)))
 
 
 async def mid_run(pilot: Pilot[Any]) -> None:
@@ -101,6 +102,16 @@ async def logs_search(pilot: Pilot[Any]) -> None:
     await pilot.pause()
 
 
+async def calls_view(pilot: Pilot[Any]) -> None:
+    await pilot.press("c")
+    await settle(pilot)
+    screen: Any = pilot.app.screen
+    screen._select("reply")
+    await pilot.pause()
+    await pilot.press("C")
+    await pilot.pause()
+
+
 async def main() -> None:
     os.chdir(ROOT)
     OUT.mkdir(exist_ok=True)
@@ -108,7 +119,7 @@ async def main() -> None:
     await shoot("failed-task", app("tests/tui/data/flaky_pipeline.yaml"), failed)
     await shoot("diff", app("workflows/release_v2.yaml"), diff)
     # Real time and four workers: the bars show what overlapped.
-    parallel = create_app("workflows/etl_fanout.yaml", workers=4)
+    parallel = create_app("workflows/etl_fanout.yaml", settings=RunSettings(workers=4))
     await shoot("timeline", parallel, timeline)
     with tempfile.TemporaryDirectory() as folder:
         from harness_tui.engine.orchestrator import TaskOrchestrator
@@ -137,6 +148,11 @@ async def main() -> None:
 
         mixed_store(Path(folder) / "runs.sqlite3")
         await shoot("run-browser", app(None, store_path="runs.sqlite3", browse=True), browsing)
+        # A recorded agent run (a loopback fake model, stopped once recorded): its calls.
+        from tests.tui.agent_run import recorded_agent_run
+
+        agent = recorded_agent_run(Path(folder))
+        await shoot("calls", app(agent.export.name, replay=True), calls_view)
         os.chdir(ROOT)
     await shoot("logs-search", app("tests/tui/data/printing_pipeline.yaml"), logs_search)
 

@@ -99,10 +99,21 @@ def test_the_faces_import_nothing_heavy_until_asked(module: str) -> None:
 
 def test_every_exported_name_resolves() -> None:
     import harness_tui
+    import harness_tui.engine
     import harness_tui.records
+    import harness_tui.records.export
+    import harness_tui.records.store
     import harness_tui.workflow
 
-    for package in (harness_tui, harness_tui.engine, harness_tui.records, harness_tui.workflow):
+    faces = (
+        harness_tui,
+        harness_tui.engine,
+        harness_tui.records,
+        harness_tui.records.export,
+        harness_tui.records.store,
+        harness_tui.workflow,
+    )
+    for package in faces:
         missing = [name for name in package.__all__ if getattr(package, name, None) is None]
         assert missing == [], package.__name__
         assert set(package.__all__) <= set(dir(package))

@@ -250,7 +250,7 @@ def main() -> None:
             obj=settings,  # the workbench reads its theme, glyphs and keymap from it
         )
     except KeyboardInterrupt:  # pragma: no cover - interactive
-        echo("interrupted", err=True)
+        echo("harness-tui: stopped by Ctrl+C", err=True)
         _exit(130)
     except SystemExit as done:
         if done.code is not None and not isinstance(done.code, int):

@@ -1,4 +1,4 @@
-"""``run --record`` and ``verify --calls offline|fill|live`` (``--offline``): the recorded-calls
+"""``verify --calls offline|fill|live`` (``--offline``): the recorded-calls
 session a command hands its run (docs/recording.md)."""
 
 from __future__ import annotations
@@ -17,8 +17,6 @@ if TYPE_CHECKING:
 __all__ = [
     "calls_options",
     "intercept",
-    "recording_session",
-    "recording_sessions",
     "replaying_session",
     "session_options",
 ]
@@ -34,7 +32,7 @@ def _keep(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) ->
 
 def session_options(fn: F) -> F:
     """``--volatile PATH`` and ``--secret-header NAME`` (both repeatable), read by
-    :func:`recording_session` and :func:`replaying_session`."""
+    :func:`~.options.run_settings` and :func:`replaying_session`."""
     fn = click.option(
         "--volatile",
         multiple=True,
@@ -96,30 +94,6 @@ def intercept() -> None:
     from ..interception import install
 
     install()
-
-
-def recording_session(record: bool) -> CallSession | None:
-    """The session of ``--record`` (None without it)."""
-    if not record:
-        meta = click.get_current_context().meta
-        if meta.get("calls.volatile") or meta.get("calls.secret_headers"):
-            die("--volatile and --secret-header apply to a recording: add --record")
-        return None
-    session = _session("live")
-    intercept()
-    return session
-
-
-def recording_sessions(record: bool) -> Callable[[], CallSession] | None:
-    """A fresh ``--record`` session for each run the workbench starts (None without it);
-    ``--volatile`` is checked now, in one line."""
-    first = recording_session(record)
-    if first is None:
-        return None
-    from ..engine.recorded_calls import CallMode, CallSession
-
-    volatile, secret = first.volatile_paths, first.secret_headers
-    return lambda: CallSession(CallMode.LIVE, volatile=volatile, secret_headers=secret)
 
 
 def replaying_session(

@@ -24,16 +24,15 @@ from .common import (
     load_or_die,
     parse_payload,
     payload_option,
-    workers_option,
 )
 from .completion import WORKFLOW
-from .executor_opt import chosen_executor, executor_option
+from .options import run_options, run_settings
 
 if TYPE_CHECKING:
-    from ..engine.attempt import Executor
     from ..engine.events import TraceEvent
     from ..engine.recorded_calls import CallSession
     from ..records.export import RunRecord
+    from ..records.runs.settings import RunSettings
     from ..workflow.loader import Workflow
 
 
@@ -42,16 +41,13 @@ if TYPE_CHECKING:
 @payload_option
 @click.option("--runs", "count", type=click.IntRange(2, 50), default=2, help="How many fresh runs.")
 @click.option("--against", type=click.Path(dir_okay=False), help="A run export to compare with.")
-@workers_option
-@executor_option
+@run_options
 @calls_options
 def verify(
     file: str,
     payload: str | None,
     count: int,
     against: str | None,
-    workers: int,
-    executor_spec: str,
     calls_mode: str | None,
     offline: bool,
 ) -> None:
@@ -61,13 +57,11 @@ def verify(
     workflow = load_or_die(file)
     if (offline or calls_mode) and not against:
         die("--offline and --calls answer from a recording: give it with --against RUN.json")
-    executor, workers = chosen_executor(executor_spec, workers)
+    settings = run_settings()
     if against:
-        _verify_against(workflow, against, payload, workers, executor, calls_mode, offline)
+        _verify_against(workflow, against, payload, settings, calls_mode, offline)
     value = parse_payload(payload, workflow.payload)
-    # The fresh runs share this command's cluster (one LocalCluster started, not one per run).
-    where = executor_spec if executor is None else executor.option()
-    records = _fresh_records(file, value, count, workers, where)
+    records = _fresh_records(file, value, count, settings)
     first_record = records[0]
     for index, other in enumerate(records[1:], start=2):
         if other.digests != first_record.digests:
@@ -87,8 +81,7 @@ def _verify_against(
     workflow: Workflow,
     against: str,
     payload: str | None,
-    workers: int,
-    executor: Executor | None = None,
+    settings: RunSettings,
     calls_mode: str | None = None,
     offline: bool = False,
 ) -> None:
@@ -106,9 +99,9 @@ def _verify_against(
             "task, so there is nothing to compare"
         )
     if record.redacted:
-        _verify_redacted(workflow, record, against, payload, workers, executor, calls)
+        _verify_redacted(workflow, record, against, payload, settings, calls)
     value = parse_payload(payload, record.payload)
-    live = _live_record(workflow, value, workers, executor, calls)
+    live = _live_record(workflow, value, settings, calls)
     diff = trace_diff(record.events, live.events, record.outputs, live.outputs)
     if diff.identical and live.digests == record.digests:
         echo(f"identical to {against}: run digest {record.digests['run']}")
@@ -140,8 +133,7 @@ def _verify_redacted(
     record: RunRecord,
     against: str,
     payload: str | None,
-    workers: int,
-    executor: Executor | None = None,
+    settings: RunSettings,
     calls: CallSession | None = None,
 ) -> None:
     """A fresh run compared with a redacted export: what can be compared without the
@@ -153,7 +145,7 @@ def _verify_redacted(
             f"{against} is redacted ({', '.join(shown(k) for k in record.redacted)}): give the "
             "payload to run with, --payload JSON or --payload @FILE"
         )
-    live = _live_record(workflow, parse_payload(payload, None), workers, executor, calls)
+    live = _live_record(workflow, parse_payload(payload, None), settings, calls)
     if live.digests == record.digests:  # the real values: everything was compared
         echo(f"identical to {against}: run digest {record.digests['run']}")
         sys.exit(EXIT_OK)
@@ -185,10 +177,9 @@ def _verify_redacted(
     sys.exit(EXIT_OK)
 
 
-def _fresh_records(
-    file: str, payload: Any, count: int, workers: int = 1, executor: str = "threads"
-) -> list[RunRecord]:
-    """``count`` runs of ``file`` in child processes, each under its own hash seed.
+def _fresh_records(file: str, payload: Any, count: int, settings: RunSettings) -> list[RunRecord]:
+    """``count`` runs of ``file`` in child processes, each under its own hash seed, with
+    ``settings`` (they share this command's cluster: one started, not one per run).
 
     The payload reaches the children through a file: on their command line a large one
     exceeds the system's argument size (E2BIG).
@@ -213,10 +204,7 @@ def _fresh_records(
                     "--export",
                     "-",
                     "--quiet",
-                    "--workers",
-                    str(workers),
-                    "--executor",
-                    executor,
+                    *_settings_options(settings),
                 ],
                 capture_output=True,
                 text=True,
@@ -229,23 +217,29 @@ def _fresh_records(
     return records
 
 
+def _settings_options(settings: RunSettings) -> list[str]:
+    """The options of ``run`` that give a child the same settings."""
+    executor = "threads" if settings.executor is None else settings.executor.option()
+    options = ["--workers", str(settings.workers), "--executor", executor]
+    if settings.isolation is not None:
+        options += ["--isolation", settings.isolation]
+    return options
+
+
 def _live_record(
     workflow: Workflow,
     payload: Any,
-    workers: int = 1,
-    executor: Executor | None = None,
+    settings: RunSettings,
     calls: CallSession | None = None,
 ) -> RunRecord:
     from ..engine.capture import descriptors
-    from ..engine.orchestrator import TaskOrchestrator
     from ..engine.untrusted import visible
     from ..records.export import RunRecord
+    from ..records.runs.live import LiveRun
 
-    orchestrator = TaskOrchestrator(
-        workflow.graph, executor=executor, on_failure=workflow.on_failure, workers=workers
-    )
+    live = LiveRun.start(workflow, payload, settings, calls=calls)
     with descriptors():  # what tasks write to descriptors 1 and 2 is their log, not our stdout
-        run = orchestrator.start(payload, calls=calls).run_to_end()
+        run = live.run.run_to_end()
     diverged = calls.divergences() if calls is not None else []
     for line in diverged:  # the first cause: what the trace shows follows from it
         echo(f"diverges from the recorded calls: {visible(line)}")
@@ -263,6 +257,7 @@ GOLDEN_KEYS = ("payload", "plan", "trace", "results")
 @click.argument("golden_file", type=click.Path(dir_okay=False))
 @payload_option
 @click.option("--update", is_flag=True, help="Write the golden file instead of checking it.")
+@run_options
 def golden(file: str, golden_file: str, payload: str | None, update: bool) -> None:
     """Check (or --update) a golden file holding plan, trace, results and each task's spec."""
     from ..engine.spec import task_spec
@@ -270,7 +265,7 @@ def golden(file: str, golden_file: str, payload: str | None, update: bool) -> No
 
     workflow = load_or_die(file)
     value = parse_payload(payload, workflow.payload)
-    live = _live_record(workflow, value)
+    live = _live_record(workflow, value, run_settings())
     document = {key: live.document[key] for key in GOLDEN_KEYS}
     document["spec"] = {name: task_spec(node) for name, node in workflow.graph.nodes.items()}
     if update:

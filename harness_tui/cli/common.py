@@ -13,6 +13,7 @@ import click
 
 from ..engine.errors import HarnessError
 from ..engine.untrusted import json_visible, shorten, terminal_text, visible
+from ..workflow.limits import LINE_CHARS
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -54,10 +55,6 @@ class _AsciiStream:
         return getattr(self._stream, name)
 
 
-# One line of an error never runs longer than this, whatever value it quotes.
-ERROR_LINE_LIMIT = 2_000
-
-
 def echo(text: str, err: bool = False, nl: bool = True) -> None:
     """The one way the commands print text: untrusted values inside it (task names, errors,
     file names, logs) cannot drive the terminal, whatever path they took to get here."""
@@ -79,7 +76,7 @@ def echo_json_text(text: str, err: bool = False, nl: bool = True) -> None:
 def echo_error_line(line: str) -> None:
     """One line of an error on stderr: shortened with a marker if it is huge, and visible
     (a line break from a file name or a value is shown as ``\\n``: it stays one line)."""
-    click.echo(visible(shorten(line, ERROR_LINE_LIMIT)), err=True)
+    click.echo(visible(shorten(line, LINE_CHARS)), err=True)
 
 
 def die(message: str, code: int = EXIT_INVALID) -> NoReturn:

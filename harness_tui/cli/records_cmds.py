@@ -17,7 +17,7 @@ import click
 from ..engine.capture import descriptors
 from ..engine.untrusted import shown, visible
 from .app import cli
-from .calls_opt import intercept, recording_session, session_options
+from .calls_opt import intercept
 from .common import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -32,10 +32,9 @@ from .common import (
     parse_payload,
     payload_option,
     table_console,
-    workers_option,
 )
 from .completion import RUN_ID, WORKFLOW
-from .executor_opt import chosen_executor, executor_option
+from .options import record_option, run_options, run_settings
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -131,13 +130,6 @@ def _write_export(record: RunRecord, target: str, fmt: str) -> None:
         echo(f"warning: task logs left out: {record.document['logs_omitted']}", err=True)
 
 
-isolation_option = click.option(
-    "--isolation",
-    type=click.Choice(["in-process", "process"]),
-    default=None,
-    help="process: every task in a child process (contains os._exit, closed descriptors, "
-    "blocked signals, hangs); in-process: none; default: as each task's workflow says.",
-)
 logs_option = click.option(
     "--logs",
     "show_logs",
@@ -246,15 +238,8 @@ def _finish(live: LiveRun, quiet: bool, export_to: str | None, fmt: str, redact:
 )
 @redact_option
 @logs_option
-@isolation_option
-@workers_option
-@executor_option
-@click.option(
-    "--record",
-    is_flag=True,
-    help="Record what HTTP services and io.call answered each attempt (docs/recording.md).",
-)
-@session_options
+@run_options
+@record_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
 def run(
     file: str,
@@ -266,10 +251,6 @@ def run(
     jsonl_path: str | None,
     redact: str,
     show_logs: bool,
-    isolation: str | None,
-    workers: int,
-    executor_spec: str,
-    record: bool,
     quiet: bool,
 ) -> None:
     """Run a workflow headless; exit 0 if it succeeded, 1 if it failed, 2 on invalid input."""
@@ -278,12 +259,9 @@ def run(
     workflow = load_or_die(file)
     value = parse_payload(payload, workflow.payload)
     export_to = _export_target(export_to)
-    calls = recording_session(record)
     store = None if no_store else _open_store(store_path, create=True)
     _not_the_store(export_to, store)
-    executor, workers = chosen_executor(executor_spec, workers)
-    live = LiveRun.start(workflow, value, store=store, executor=executor, isolation=isolation,
-                         workers=workers, calls=calls)  # fmt: skip
+    live = LiveRun.start(workflow, value, run_settings(store))
     run_id = live.ensure_recorded()
     if run_id and not quiet:
         echo(f"run id: {run_id}", err=True)
@@ -520,26 +498,14 @@ def export(run_id: str, file: str, fmt: str, redact: str, store_path: str | None
     "another host before the lease expired). Make sure nothing else is running it.",
 )
 @logs_option
-@isolation_option
-@workers_option
-@executor_option
-@click.option(
-    "--record",
-    is_flag=True,
-    help="Record what HTTP services and io.call answer the attempts still to run (a run "
-    "that recorded goes on recording without it; docs/recording.md).",
-)
-@session_options
+@run_options
+@record_option
 def resume(
     run_id: str,
     store_path: str | None,
     export_to: str | None,
     force: bool,
     show_logs: bool,
-    isolation: str | None,
-    workers: int,
-    executor_spec: str,
-    record: bool,
 ) -> None:
     """Continue a stored run (interrupted or abandoned) from its last committed task."""
     from ..records.runs.live import LiveRun
@@ -548,14 +514,10 @@ def resume(
     # Never create a store (a mistyped path is an error), but write to the one found.
     store = _open_store(store_path, create=False, write=True)
     _not_the_store(export_to, store)
-    executor, workers = chosen_executor(executor_spec, workers)
-    calls = recording_session(record)
-    live = LiveRun.resume(store, run_id, executor=executor, force=force, isolation=isolation,
-                          calls=calls)  # fmt: skip
+    live = LiveRun.resume(run_id, run_settings(store), force=force)
     the_run = live.run
     if the_run.records_calls:  # it recorded before: its HTTP goes on being recorded
         intercept()
-    the_run.set_workers(workers)
     if the_run.finished:
         echo(f"run {run_id} had already finished: {the_run.status.value}", err=True)
     else:

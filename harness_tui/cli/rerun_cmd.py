@@ -11,6 +11,7 @@ from .app import cli
 from .calls_opt import calls_options, replaying_session
 from .common import die, echo, load_or_die
 from .completion import RUN
+from .options import run_options, run_settings
 from .records_cmds import (
     _drive,
     _export_target,
@@ -34,6 +35,7 @@ from .records_cmds import (
 @store_option
 @click.option("--no-store", is_flag=True, help="Do not record the new run in the store.")
 @click.option("--payload", hidden=True, help="Refused: a re-run uses the record's payload.")
+@run_options
 @calls_options
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
 def rerun(
@@ -65,7 +67,7 @@ def rerun(
     store = None if no_store else _open_store(store_path, create=True)
     _not_the_store(export_to, store)
     calls = replaying_session(record, calls_mode, offline, keep=True)
-    live = LiveRun.fork(fork, store=store, calls=calls)
+    live = LiveRun.fork(fork, run_settings(store), calls=calls)
     run_id = live.ensure_recorded()
     if not quiet:
         order = {name: i for i, name in enumerate(fork.workflow.graph.nodes)}

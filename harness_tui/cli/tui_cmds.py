@@ -10,10 +10,9 @@ import click
 
 from ..config import Config, state_path
 from .app import cli
-from .calls_opt import recording_sessions, session_options
-from .common import echo, payload_option, workbench_store_option, workers_option
+from .common import echo, payload_option, workbench_store_option
 from .completion import WORKFLOW
-from .executor_opt import chosen_executor, executor_option
+from .options import record_option, run_options, run_settings
 
 if TYPE_CHECKING:
     from ..tui.app import HarnessApp
@@ -25,14 +24,12 @@ def open_workbench(
     replay: bool = False,
     store_path: str | None = None,
     no_store: bool = False,
-    workers: int = 1,
-    executor_spec: str = "threads",
     browse: bool = False,
     read_only: bool = False,
-    record: bool = False,
 ) -> None:
-    """Start the app (imports Textual, about 0.3 s, only when the UI is wanted); without a
-    file, ``browse`` starts on the run browser of the store."""
+    """Start the app (imports Textual, about 0.3 s, only when the UI is wanted) with the run
+    settings of this command's options; without a file, ``browse`` starts on the run browser
+    of the store."""
     from ..engine.capture import descriptors
     from ..records.store import default_store_path
     from ..tui.app import create_app
@@ -41,17 +38,16 @@ def open_workbench(
 
     parsed = None if payload is None else parse_payload(payload, "--payload")
     store = None if no_store or replay else str(store_path or default_store_path())
-    executor, workers = chosen_executor(executor_spec, workers)
-    calls = recording_sessions(record)
-    settings = click.get_current_context().find_root().obj  # config.toml, see cli.app.main
+    settings = run_settings()  # the store is opened (or made) by the app
+    config = click.get_current_context().find_root().obj  # config.toml, see cli.app.main
     preferences = (
         Preferences(
-            theme=settings.get("theme"),
-            glyphs=settings.get("glyphs"),
-            keymap=None if settings.get("keymap") is None else Path(settings.get("keymap")),
+            theme=config.get("theme"),
+            glyphs=config.get("glyphs"),
+            keymap=None if config.get("keymap") is None else Path(config.get("keymap")),
             state=state_path(),
         )
-        if isinstance(settings, Config)
+        if isinstance(config, Config)
         else Preferences(state=state_path())
     )
     # Before the app exists: Textual keeps the streams it finds, which must be the real ones.
@@ -60,14 +56,12 @@ def open_workbench(
             file,
             payload=parsed,
             replay=replay,
+            settings=settings,
             store_path=store,
             strict=True,
-            workers=workers,
-            executor=executor,
             preferences=preferences,
             browse=browse,
             read_only=read_only,
-            calls=calls,
         )
         try:
             app.run()
@@ -106,24 +100,9 @@ def _outlived(app: HarnessApp) -> None:
 @payload_option
 @workbench_store_option
 @click.option("--no-store", is_flag=True, help="Do not record live runs.")
-@workers_option
-@executor_option
-@click.option(
-    "--record",
-    is_flag=True,
-    help="Record what HTTP services and io.call answer each live run's attempts, kept in "
-    "the store and its exports (docs/recording.md).",
-)
-@session_options
-def open_(
-    file: str | None,
-    payload: str | None,
-    store_path: str | None,
-    no_store: bool,
-    workers: int,
-    executor_spec: str,
-    record: bool,
-) -> None:
+@run_options
+@record_option
+def open_(file: str | None, payload: str | None, store_path: str | None, no_store: bool) -> None:
     """Open the workbench on a workflow file (or a run export); live runs are recorded in the
     run store as they happen, so `harness-tui resume` can finish a run after a crash. Without
     a file: the run browser, the list of the runs in the store."""
@@ -132,10 +111,7 @@ def open_(
         payload,
         store_path=store_path,
         no_store=no_store,
-        workers=workers,
-        executor_spec=executor_spec,
         browse=file is None and not no_store,
-        record=record,
     )
 
 

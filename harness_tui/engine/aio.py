@@ -14,6 +14,7 @@ from typing import Any
 
 from .capture import current, install
 from .failures import error_of, traceback_of
+from .outcome import OutcomeKind
 from .recorded_calls import AttemptIO
 from .recorded_calls import current as current_io
 
@@ -99,14 +100,14 @@ def run_coroutine(
     future = asyncio.run_coroutine_threadsafe(_attempt(fn, inputs, log, io), _harness_loop())
     future.add_done_callback(lambda _: done.set())
 
-    def outcome() -> tuple[str, Any, Any, Any]:
+    def outcome() -> tuple[OutcomeKind, Any, Any, Any]:
         if future.cancelled():
-            return ("cancelled", None, None, None)
+            return (OutcomeKind.CANCELLED, None, None, None)
         exc = future.exception()
         if exc is None:
-            return ("ok", future.result(), None, None)
+            return (OutcomeKind.OK, future.result(), None, None)
         if isinstance(exc, asyncio.CancelledError):
-            return ("cancelled", None, None, None)
-        return ("error", None, error_of(exc), traceback_of(exc))
+            return (OutcomeKind.CANCELLED, None, None, None)
+        return (OutcomeKind.ERROR, None, error_of(exc), traceback_of(exc))
 
     return future, outcome

@@ -11,14 +11,18 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 __all__ = [
+    "FieldChange",
     "MatchKey",
+    "Mismatch",
     "VolatilePath",
     "body_json",
     "differences",
+    "field_changes",
     "match_key",
     "nearest",
     "parse_volatile",
@@ -142,7 +146,31 @@ def match_key(
     return (method.upper(), url, text)
 
 
-def _json_paths(old: Any, new: Any, path: str, out: list[str], limit: int) -> None:
+@dataclass(frozen=True, slots=True)
+class FieldChange:
+    """One field in which a request differs from a recorded one.
+
+    Attributes:
+        path: ``method``, ``url``, ``body``, or a JSON path into the body
+            (``$.messages[0].content``).
+        kind: ``changed``, ``added`` (only in the request) or ``removed`` (only recorded).
+        recorded: the recorded value (None when added).
+        sent: the request's value (None when removed).
+    """
+
+    path: str
+    kind: str
+    recorded: Any = None
+    sent: Any = None
+
+    def line(self) -> str:
+        """The change in a few words: ``$.messages[0].content changed``."""
+        if self.path == "method":
+            return f"method {self.recorded} -> {self.sent}"
+        return f"{self.path} {self.kind}"
+
+
+def _json_changes(old: Any, new: Any, path: str, out: list[FieldChange], limit: int) -> None:
     if len(out) >= limit:
         return
     if isinstance(old, dict) and isinstance(new, dict):
@@ -153,42 +181,85 @@ def _json_paths(old: Any, new: Any, path: str, out: list[str], limit: int) -> No
                 else (f"{path}[{json.dumps(key)}]")
             )
             if key not in new:
-                out.append(f"{step} removed")
+                out.append(FieldChange(step, "removed", recorded=old[key]))
             elif key not in old:
-                out.append(f"{step} added")
+                out.append(FieldChange(step, "added", sent=new[key]))
             else:
-                _json_paths(old[key], new[key], step, out, limit)
+                _json_changes(old[key], new[key], step, out, limit)
         return
     if isinstance(old, list) and isinstance(new, list):
         for index in range(max(len(old), len(new))):
             step = f"{path}[{index}]"
             if index >= len(new):
-                out.append(f"{step} removed")
+                out.append(FieldChange(step, "removed", recorded=old[index]))
             elif index >= len(old):
-                out.append(f"{step} added")
+                out.append(FieldChange(step, "added", sent=new[index]))
             else:
-                _json_paths(old[index], new[index], step, out, limit)
+                _json_changes(old[index], new[index], step, out, limit)
         return
     if old != new or type(old) is not type(new):
-        out.append(f"{path} changed")
+        out.append(FieldChange(path, "changed", old, new))
+
+
+def field_changes(recorded: MatchKey, request: MatchKey, limit: int = 50) -> list[FieldChange]:
+    """How ``request`` differs from ``recorded``, field by field, with both values: the
+    method, the URL, and each JSON path of the body that changed (the whole body when either
+    is not JSON); at most ``limit`` changes."""
+    out: list[FieldChange] = []
+    if recorded[0] != request[0]:
+        out.append(FieldChange("method", "changed", recorded[0], request[0]))
+    if recorded[1] != request[1]:
+        out.append(FieldChange("url", "changed", recorded[1], request[1]))
+    if recorded[2] != request[2]:
+        old_json, old = body_json(recorded[2].encode("utf-8"))
+        new_json, new = body_json(request[2].encode("utf-8"))
+        if old_json and new_json:
+            _json_changes(old, new, "$", out, limit)
+        else:
+            out.append(FieldChange("body", "changed", recorded[2], request[2]))
+    return out[:limit]
 
 
 def differences(recorded: MatchKey, request: MatchKey, limit: int = 3) -> list[str]:
     """How ``request`` differs from ``recorded``, field by field: ``method changed``,
     ``url changed``, ``$.messages[2].content changed`` (at most ``limit`` items)."""
-    out: list[str] = []
-    if recorded[0] != request[0]:
-        out.append(f"method {recorded[0]} -> {request[0]}")
-    if recorded[1] != request[1]:
-        out.append("url changed")
-    if recorded[2] != request[2]:
-        old_json, old = body_json(recorded[2].encode("utf-8"))
-        new_json, new = body_json(request[2].encode("utf-8"))
-        if old_json and new_json:
-            _json_paths(old, new, "$", out, limit)
-        else:
-            out.append("body changed")
-    return out[:limit]
+    return [change.line() for change in field_changes(recorded, request, limit)]
+
+
+@dataclass(frozen=True, slots=True)
+class Mismatch:
+    """An offline request the recording could not answer, beside the recorded request nearest
+    to it (None when the attempt has no recorded request at all).
+
+    Attributes:
+        request: the request's matching key ``(method, url, canonical body)``.
+        nearest: the nearest recorded request's key.
+    """
+
+    request: MatchKey
+    nearest: MatchKey | None
+
+    def changes(self) -> list[FieldChange]:
+        """Field by field, how the request differs from the nearest recorded one."""
+        return [] if self.nearest is None else field_changes(self.nearest, self.request)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"request": list(self.request), "nearest": self.nearest and list(self.nearest)}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Mismatch | None:
+        """Read back :meth:`to_json` (None when it is not of that shape)."""
+
+        def key(value: Any) -> MatchKey | None:
+            if not isinstance(value, list) or len(value) != 3:
+                return None
+            method, url, body = value
+            ok = isinstance(method, str) and isinstance(url, str) and isinstance(body, str)
+            return (method, url, body) if ok else None
+
+        if not isinstance(data, dict) or (request := key(data.get("request"))) is None:
+            return None
+        return cls(request, key(data.get("nearest")))
 
 
 def nearest(recorded: Iterable[MatchKey], request: MatchKey) -> MatchKey | None:

@@ -53,10 +53,15 @@ RUN_FAILING_STATUSES = frozenset(
 """Final task statuses that make the whole run fail."""
 
 
+PENDING = "pending"
+"""What a task with no event yet is called (in summaries, filters and reports), and a run
+that has not started (:attr:`RunStatus.PENDING`)."""
+
+
 class RunStatus(StrEnum):
     """Status of a whole run."""
 
-    PENDING = "pending"
+    PENDING = PENDING
     RUNNING = "running"
     SUCCEEDED = "succeeded"
     FAILED = "failed"

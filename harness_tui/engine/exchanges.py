@@ -56,6 +56,8 @@ class Exchange:
         value: a recorded call's return value (JSON).
         error: ``{"type", "message", "module"}`` when no answer came (connection refused, a
             timeout, a cancellation) or the call raised.
+        duration: seconds from the request to the end of its answer (or to its error), on
+            the recording session's clock; None when not measured (recorded before it was).
     """
 
     seq: int
@@ -69,6 +71,7 @@ class Exchange:
     chunks: tuple[bytes, ...] = ()
     value: Any = None
     error: dict[str, str] | None = None
+    duration: float | None = None
 
     @property
     def body(self) -> bytes:
@@ -93,6 +96,8 @@ class Exchange:
         }
         if self.kind == "call":
             document["value"] = self.value
+        if self.duration is not None:
+            document["duration_s"] = self.duration
         return document
 
     @classmethod
@@ -117,6 +122,11 @@ class Exchange:
             isinstance(error, dict) and all(isinstance(v, str) for v in error.values())
         ):
             raise ValueError(f"{where}.error: expected an object of strings or null")
+        duration = data.get("duration_s")
+        if duration is not None and (
+            not isinstance(duration, int | float) or isinstance(duration, bool) or duration < 0
+        ):
+            raise ValueError(f"{where}.duration_s: expected a number from 0 or null")
         body = data.get("request_body")
         chunks = data.get("chunks") or []
         if not isinstance(chunks, list):
@@ -133,6 +143,7 @@ class Exchange:
             tuple(_bytes_of(c, f"{where}.chunks[{i}]") for i, c in enumerate(chunks)),
             data.get("value"),
             None if error is None else {str(k): str(v) for k, v in error.items()},
+            None if duration is None else float(duration),
         )
 
 

@@ -30,7 +30,7 @@ from .events import (
 )
 from .graph import OnFailure, TaskGraph, Trigger
 from .parallel import ParallelPool
-from .recorded_calls import CallMode, CallSession, Exchange
+from .recorded_calls import CallMode, CallSession, Exchange, Mismatch
 from .resume import ResumeError, restore
 from .scheduler import DeterministicScheduler, Plan, PlanStep, Scheduler, plan_with
 from .state import RunState, Snapshot
@@ -323,6 +323,18 @@ class Run:
         digest."""
         calls = self.context.calls
         return {} if calls is None else calls.recordings()
+
+    def exchanges(self, task: str, attempt: int) -> tuple[Exchange, ...]:
+        """What the outside world answered one attempt so far, in sequence order (empty when
+        the run records nothing)."""
+        calls = self.context.calls
+        return () if calls is None else calls.exchanges(task, attempt)
+
+    def call_mismatch(self, task: str, attempt: int) -> Mismatch | None:
+        """The request of an attempt that its recording could not answer (it diverged), with
+        the nearest recorded one; None when it did not diverge or the run answers nothing."""
+        calls = self.context.calls
+        return None if calls is None else calls.mismatch(task, attempt)
 
     def load_recordings(self, recordings: Mapping[tuple[str, int], Sequence[Exchange]]) -> None:
         """Take the recorded calls of attempts that ran before (a restored or resumed run): the

@@ -31,8 +31,16 @@ from dataclasses import replace
 from enum import StrEnum
 from typing import Any, ParamSpec, TypeVar
 
-from .call_matching import MatchKey, differences, match_key, nearest, parse_volatile
+from .call_matching import (
+    MatchKey,
+    Mismatch,
+    differences,
+    match_key,
+    nearest,
+    parse_volatile,
+)
 from .canonical import CanonicalError, check_json, loads
+from .clock import Clock, SystemClock
 from .exchanges import Exchange, Headers, error_json
 from .replayed_errors import RecordedCallError, rebuild
 
@@ -43,6 +51,7 @@ __all__ = [
     "CallMode",
     "CallSession",
     "Exchange",
+    "Mismatch",
     "Pending",
     "RecordedCallError",
     "RecordedCalls",
@@ -88,7 +97,7 @@ class Pending:
     """A request on its way: either answered from the recording (:attr:`answer`) or sent, and
     then completed with :meth:`responded`, :meth:`failed` or :meth:`returned`."""
 
-    __slots__ = ("answer", "body", "headers", "io", "kind", "method", "seq", "url")
+    __slots__ = ("answer", "body", "headers", "io", "kind", "method", "seq", "started", "url")
 
     def __init__(
         self,
@@ -109,12 +118,19 @@ class Pending:
         self.headers = headers
         self.body = body
         self.answer = answer
-        if answer is not None:
+        self.started = 0.0
+        if answer is not None:  # it takes what the recorded one took
             io.keep(replace(answer, seq=seq, request_headers=headers, request_body=body))
+        elif io.session.record:
+            self.started = io.session.clock.now()
 
     def _keep(self, **answer: Any) -> None:
+        session = self.io.session
+        if not session.record:
+            return
+        took = round(max(session.clock.now() - self.started, 0.0), 6)
         base = Exchange(self.seq, self.kind, self.method, self.url, self.headers, self.body)
-        self.io.keep(replace(base, **answer))
+        self.io.keep(replace(base, duration=took, **answer))
 
     def responded(
         self,
@@ -159,7 +175,7 @@ class AttemptIO:
     """
 
     __slots__ = ("_answers", "_counts", "_seq", "attempt", "closed", "divergence", "exchanges",
-                 "guarded", "session", "task")  # fmt: skip
+                 "guarded", "mismatch", "session", "task")  # fmt: skip
 
     def __init__(
         self,
@@ -173,6 +189,7 @@ class AttemptIO:
         self.attempt = attempt
         self.exchanges: list[Exchange] = []
         self.divergence: str | None = None
+        self.mismatch: Mismatch | None = None  # the request that diverged, when one did
         self.closed = False
         self.guarded = recorded is not None and session.mode is CallMode.OFFLINE
         self._seq = 0
@@ -226,6 +243,9 @@ class AttemptIO:
         if count and (key, 0) in answers:
             return f"{what} was made {count + 1} times, the recording has it {count} times"
         found = nearest([k for k, _ in answers], key)
+        with _lock:
+            if self.mismatch is None:
+                self.mismatch = Mismatch(key, found)
         if found is None:
             return f"{what} was not recorded (the recording holds no request for this attempt)"
         near = f"{found[0]} {found[1]}" if found[0] != "CALL" else f"call {found[1]!r}"
@@ -273,7 +293,12 @@ class AttemptIO:
         (JSON-ready: the reverse of :meth:`absorb`)."""
         with _lock:
             kept = sorted(self.exchanges, key=lambda e: e.seq)
-        return {"exchanges": [e.to_json() for e in kept], "divergence": self.divergence}
+        mismatch = None if self.mismatch is None else self.mismatch.to_json()
+        return {
+            "exchanges": [e.to_json() for e in kept],
+            "divergence": self.divergence,
+            "mismatch": mismatch,
+        }
 
     def absorb(self, report: Mapping[str, Any]) -> None:
         """Take what a copy of this attempt recorded in another process (:meth:`report`).
@@ -287,10 +312,12 @@ class AttemptIO:
         for index, data in enumerate(exchanges):
             self.keep(Exchange.from_json(data, f"calls.exchanges[{index}]"))
         divergence = report.get("divergence")
+        mismatch = Mismatch.from_json(report.get("mismatch"))
         if isinstance(divergence, str):
             with _lock:
                 if self.divergence is None:
                     self.divergence = divergence
+                    self.mismatch = mismatch
 
     def call(self, name: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """Call ``fn(*args, **kwargs)`` as a recorded call named ``name``: its JSON return value
@@ -331,6 +358,8 @@ class CallSession:
         secret_headers: header names never stored, beside :data:`SECRET_HEADERS`.
         redact: keys the recording was redacted with: live requests are redacted alike
             before they are matched.
+        clock: what each exchange's duration is measured on (default: the system's; the
+            durations are beside the trace, like log timings, never in a digest).
 
     Raises:
         ValueError: a volatile path cannot be read.
@@ -345,8 +374,10 @@ class CallSession:
         volatile: Iterable[str] = (),
         secret_headers: Iterable[str] = (),
         redact: Iterable[str] = (),
+        clock: Clock | None = None,
     ) -> None:
         self.mode = mode
+        self.clock: Clock = clock or SystemClock()
         self.recording = dict(recording or {})
         self.record = record
         self.volatile_paths = tuple(volatile)
@@ -412,6 +443,12 @@ class CallSession:
             if io is not self.unattributed:
                 with _lock:
                     self.attempts[(task, attempt)] = io
+
+    def mismatch(self, task: str, attempt: int) -> Mismatch | None:
+        """The request of an attempt that the recording could not answer, if one diverged."""
+        with _lock:
+            io = self.attempts.get((task, attempt))
+            return None if io is None else io.mismatch
 
     def divergences(self) -> list[str]:
         """The one line of each attempt that diverged from the recording, in attempt order."""

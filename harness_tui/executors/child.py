@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..engine.attempt import INTERRUPTED, PlainInputs, away_io
+from ..engine.attempt import CANCELLED, ERROR, INTERRUPTED, OK, PlainInputs, away_io
 from ..engine.canonical import CanonicalError, check_json
 from ..engine.capture import install
 from ..engine.failures import error_of, traceback_of
@@ -85,13 +85,13 @@ def _reply(ref: str, base: str, inputs: Mapping[str, Any], io: AttemptIO | None)
             if inspect.iscoroutine(value):  # an async def task: this process has no other loop
                 value = asyncio.run(value)
     except KeyboardInterrupt:
-        return {"kind": "cancelled", "error": INTERRUPTED.error}
+        return {"kind": CANCELLED, "error": INTERRUPTED.error}
     except BaseException as exc:  # the task's failure, as in-process
-        return {"kind": "error", "error": error_of(exc), "traceback": traceback_of(exc)}
+        return {"kind": ERROR, "error": error_of(exc), "traceback": traceback_of(exc)}
     try:
-        return {"kind": "ok", "text": check_json(value, "$output")}
+        return {"kind": OK, "text": check_json(value, "$output")}
     except CanonicalError as exc:
-        return {"kind": "error", "error": {"type": "OutputNotJSON", "message": str(exc)}}
+        return {"kind": ERROR, "error": {"type": "OutputNotJSON", "message": str(exc)}}
 
 
 def main(argv: list[str]) -> None:
@@ -105,7 +105,7 @@ def main(argv: list[str]) -> None:
     try:
         io = attempt_io(request.get("calls"))
     except ValueError as exc:
-        reply: dict[str, Any] = {"kind": "error", "error": {"type": "CallDiverged",
+        reply: dict[str, Any] = {"kind": ERROR, "error": {"type": "CallDiverged",
                                                             "message": str(exc)}}  # fmt: skip
     else:
         reply = reply_of(ref, base, inputs, io)

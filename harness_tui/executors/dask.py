@@ -383,11 +383,11 @@ class DaskExecutor(Executor):
         worker = self.cluster.number(str(reply.get("worker", "")))
         calls = reply.get("calls") if isinstance(reply.get("calls"), dict) else None
         kind = reply.get("kind")
-        if kind == "ok":
+        if kind == OK:
             return Outcome(OK, loads(reply["text"]), worker=worker, calls=calls)
-        if kind == "cancelled":
+        if kind == CANCELLED:
             return Outcome(CANCELLED, error=reply.get("error"), worker=worker, calls=calls)
-        if kind == "timeout":
+        if kind == TIMEOUT:
             return Outcome(TIMEOUT, worker=worker, calls=calls)
         return Outcome(ERROR, error=reply["error"], traceback=reply.get("traceback"),
                        worker=worker, calls=calls)  # fmt: skip

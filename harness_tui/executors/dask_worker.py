@@ -13,7 +13,7 @@ from typing import Any
 
 from distributed import WorkerPlugin, get_worker
 
-from ..engine.attempt import PlainInputs
+from ..engine.attempt import ERROR, TIMEOUT, PlainInputs
 from ..engine.capture import LogBuffer, current, install
 from ..workflow.refs import LazyCallable, _import_lock
 from .child import attempt_io, recording, reply_of, report_of
@@ -56,7 +56,7 @@ def remote_attempt(
     try:
         io = attempt_io(ticket)
     except ValueError as exc:
-        return {"kind": "error", "error": {"type": "CallDiverged", "message": str(exc)},
+        return {"kind": ERROR, "error": {"type": "CallDiverged", "message": str(exc)},
                 "worker": worker.address}  # fmt: skip
     token = current.set(log)
     try:
@@ -105,7 +105,7 @@ def _timed(ref: str, base: str, inputs: dict[str, Any], timeout: float | None) -
     )
     thread.start()  # with the attempt's log: capture hands it to the thread
     thread.join(timeout)
-    return replies[0] if replies else {"kind": "timeout"}
+    return replies[0] if replies else {"kind": TIMEOUT}
 
 
 class FolderPlugin(WorkerPlugin):  # type: ignore[misc]

@@ -129,11 +129,11 @@ class _Child:
             reply = None
         if isinstance(reply, dict):
             calls = reply.get("calls") if isinstance(reply.get("calls"), dict) else None
-            if reply.get("kind") == "ok":
+            if reply.get("kind") == OK:
                 return Outcome(OK, loads(reply["text"]), calls=calls)
-            if reply.get("kind") == "cancelled":
+            if reply.get("kind") == CANCELLED:
                 return Outcome(CANCELLED, error=reply.get("error"), calls=calls)
-            if reply.get("kind") == "error":
+            if reply.get("kind") == ERROR:
                 return Outcome(
                     ERROR, error=reply["error"], traceback=reply.get("traceback"), calls=calls
                 )

@@ -165,7 +165,8 @@ WORKBENCH: tuple[Action, ...] = (
            why_not=when_open),
     Action("rerun-from-task", "F", "rerun_from", "Rerun from", "run: Rerun from task",
            "Re-run from the selected task with the current code; other tasks keep what they "
-           "did", why_not=when_open, runs_code=True),
+           "did. From an export that recorded calls, they are answered from the recording "
+           "(offline) unless you pick fill or live", why_not=when_open, runs_code=True),
     Action("dag-compact", "z", "toggle_compact", "Compact", "view: Compact or full boxes",
            "Switch the DAG between one-line boxes and bordered boxes with whole names",
            why_not=when_open),
@@ -183,6 +184,9 @@ WORKBENCH: tuple[Action, ...] = (
     Action("show-logs", "l", "show_logs", "Logs", "task: Show logs",
            "Show what the selected task printed or logged, per attempt, live while it runs",
            why_not=when_open),
+    Action("show-calls", "C", "show_calls", "Calls", "task: Show recorded calls",
+           "Show what the selected task's attempt asked models and APIs and what they "
+           "answered: conversations, streamed answers assembled, errors", why_not=when_open),
     Action("show-timeline", "T", "show_timeline", "Timeline", "run: Show timeline",
            "Show what ran when: every attempt as a bar over wall time, per task and worker",
            why_not=when_open),

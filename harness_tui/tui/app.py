@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
@@ -16,12 +17,11 @@ from textual.notifications import Notification, Notify, SeverityLevel
 from textual.screen import ModalScreen, Screen
 from textual.theme import Theme
 
-from ..engine.attempt import Executor
-from ..engine.clock import Clock
-from ..engine.recorded_calls import CallSession
 from ..records.errors import RecordError
 from ..records.export import RunRecord
+from ..records.runs.settings import DEFAULT_SETTINGS, RunSettings
 from ..records.store import RunStore
+from ..workflow.limits import LINE_CHARS
 from ..workflow.payload import Payload
 from .actions import GLOBAL, Action, bindings
 from .browser import RunBrowser
@@ -41,9 +41,6 @@ __all__ = ["HarnessApp", "create_app"]
 
 MIN_AFTER_DIALOG = 3.0
 """Seconds a notification a dialog hid is shown at least once the dialog closes."""
-
-NOTIFY_LIMIT = 2_000
-"""At most this many characters of a notification: a 1 MB error message stays a toast."""
 
 
 class AsciiGlyphs(LineFilter):
@@ -75,39 +72,35 @@ class HarnessApp(App[None]):
         self,
         session: Session | None,
         error: OpenError | None = None,
-        clock: Clock | None = None,
-        store: RunStore | None = None,
+        settings: RunSettings = DEFAULT_SETTINGS,
         store_problem: str | None = None,
-        workers: int = 1,
-        executor: Executor | None = None,
         preferences: Preferences | None = None,
         store_path: Path | None = None,
         browse: bool = False,
         read_only: bool = False,
-        calls: Callable[[], CallSession] | None = None,
     ) -> None:
-        """``store_path``: where runs are recorded and browsed (``store``, when open, is the
-        store there; without one, it is made when a workflow is opened). ``browse``: start on
-        the run browser."""
+        """``settings``: how every file opened here runs. ``store_path``: where runs are
+        recorded and browsed (``settings.store``, when open, is the store there; without one,
+        it is made when a workflow is opened). ``browse``: start on the run browser."""
         super().__init__()
         self.read_only = read_only
         self.preferences = preferences or Preferences()
         self._ascii = AsciiGlyphs() if self.preferences.glyphs == "ascii" else None
         self.session = session
         self.open_error = error
-        self.clock = clock
-        self.store = store
+        self.settings = settings
         self.store_problem = store_problem
         self.store_path = store_path
         self.browse = browse
-        # Every file opened here runs with these (``App.workers`` is Textual's own).
-        self.run_workers = workers
-        self.run_executor = executor
-        self.run_calls = calls
         self._keyed: dict[str, Notification] = {}
         self._waiting: list[Notification] = []
         self.workbench: WorkbenchScreen | None = None
         """The workbench screen (kept after the app exits: its run may still have output)."""
+
+    @property
+    def store(self) -> RunStore | None:
+        """The store runs are recorded in and browsed, once open."""
+        return self.settings.store
 
     def get_line_filters(self) -> Sequence[LineFilter]:
         filters = super().get_line_filters()
@@ -125,22 +118,15 @@ class HarnessApp(App[None]):
             self.notify(self.store_problem, title="Run store", severity="warning")
 
     def _open(self, path: str, payload: Payload | None) -> Session:
-        """Open a file with this app's clock, run store, workers, executor and recording."""
-        return open_session(
-            path,
-            payload,
-            clock=self.clock,
-            store=self._recording_store(),
-            workers=self.run_workers,
-            executor=self.run_executor,
-            calls=self.run_calls,
-        )
+        """Open a file with this app's run settings (its store made now if needed)."""
+        self._recording_store()
+        return open_session(path, payload, self.settings)
 
     def _recording_store(self) -> RunStore | None:
         """The store live runs are recorded in, made now if browsing found none yet."""
         if self.store is None and self.store_path is not None and self.store_problem is None:
             try:
-                self.store = RunStore(self.store_path)
+                self.settings = replace(self.settings, store=RunStore(self.store_path))
             except RecordError as exc:
                 self.store_problem = f"runs are not recorded: {exc}"
                 self.notify(self.store_problem, title="Run store", severity="warning")
@@ -157,7 +143,8 @@ class HarnessApp(App[None]):
 
     def _browser(self) -> RunBrowserScreen:
         where = self.store_path or (self.store.path if self.store is not None else Path())
-        return RunBrowserScreen(RunBrowser(self.store, where), self._show_opened, self.read_only)
+        browser = RunBrowser(self.store, where, self.settings)
+        return RunBrowserScreen(browser, self._show_opened, self.read_only)
 
     def _show_opened(self, opened: Opened, task: str | None) -> None:
         """A workbench over the browser on what it opened: a record replayed (re-run from
@@ -166,18 +153,12 @@ class HarnessApp(App[None]):
             self.push_screen(self._workbench(None))
             return
         if isinstance(opened, RunRecord):
-            session = Session(opened.workflow, opened.payload, record=opened, clock=self.clock)
-        else:
-            opened.run.set_workers(self.run_workers)
             session = Session(
-                opened.workflow,
-                opened.run.payload,
-                clock=self.clock,
-                store=self.store,
-                workers=self.run_workers,
-                executor=self.run_executor,
-                calls=self.run_calls,
-                resumed=opened,
+                opened.workflow, opened.payload, record=opened, settings=self.settings
+            )
+        else:
+            session = Session(
+                opened.workflow, opened.run.payload, settings=self.settings, resumed=opened
             )
         screen = self._workbench(session)
         self.push_screen(screen)
@@ -247,7 +228,7 @@ class HarnessApp(App[None]):
         if key is not None:
             self.forget(key)
         notification = Notification(
-            visible(shorten(message, NOTIFY_LIMIT), multiline=True),
+            visible(shorten(message, LINE_CHARS), multiline=True),
             shown(title),
             severity,
             self.NOTIFICATION_TIMEOUT if timeout is None else timeout,
@@ -390,15 +371,12 @@ def create_app(
     *,
     payload: Payload | None = None,
     replay: bool = False,
-    clock: Clock | None = None,
+    settings: RunSettings = DEFAULT_SETTINGS,
     store_path: str | None = None,
     strict: bool = False,
-    workers: int = 1,
-    executor: Executor | None = None,
     preferences: Preferences | None = None,
     browse: bool = False,
     read_only: bool = False,
-    calls: Callable[[], CallSession] | None = None,
 ) -> HarnessApp:
     """The app as the CLI builds it (tests and screenshots use this very factory).
 
@@ -408,7 +386,7 @@ def create_app(
     Without ``path``, ``browse`` starts on the run browser of that store; browsing never
     creates a store (it is made when a workflow is opened and run). ``read_only`` refuses
     every action that runs or imports code (``serve --replay``).
-    ``calls`` gives each live run a session recording what it is answered (``open --record``).
+    Live runs run with ``settings`` (its store is the one at ``store_path``).
     """
     browsing = browse and path is None and store_path is not None
     opener = browsed_store if browsing else recording_store
@@ -416,21 +394,17 @@ def create_app(
 
     app = HarnessApp(
         None,
-        clock=clock,
-        store=store,
+        settings=replace(settings, store=store),
         store_problem=problem,
-        workers=workers,
-        executor=executor,
         preferences=preferences,
         store_path=None if store_path is None else Path(store_path),
         browse=browsing,
         read_only=read_only,
-        calls=calls,
     )
     if path is None:
         return app
     try:
-        session = app._open(path, payload)  # with the app's clock, store, workers and calls
+        session = app._open(path, payload)  # with the app's run settings
         if replay and not session.replay:
             raise OpenError(path, [f"{path}: not a run export"])
     except OpenError as exc:

@@ -14,9 +14,10 @@ from pathlib import Path
 
 from ..records.export import RunRecord
 from ..records.runs.live import LiveRun
+from ..records.runs.settings import DEFAULT_SETTINGS, RunSettings
 from ..records.store import RunStore, StoreError
 from ..records.store.queries import STATUSES, RunQuery, RunRow, Sort
-from ..records.store.run_store import FINISHED, RESUMABLE
+from ..records.store.statuses import FINISHED, RESUMABLE
 
 __all__ = ["PAGE_ROWS", "BrowserState", "OpenMode", "RunBrowser", "open_mode"]
 
@@ -60,9 +61,16 @@ class RunBrowser:
         where: the store's path, to say which store is shown.
     """
 
-    def __init__(self, store: RunStore | None, where: Path, page_rows: int = PAGE_ROWS) -> None:
+    def __init__(
+        self,
+        store: RunStore | None,
+        where: Path,
+        settings: RunSettings = DEFAULT_SETTINGS,
+        page_rows: int = PAGE_ROWS,
+    ) -> None:
         self.store = store
         self.where = where
+        self.settings = settings  # how a resumed run goes on
         self.query = RunQuery(limit=page_rows)
         self.rows: list[RunRow] = []
         self.total = 0
@@ -175,7 +183,7 @@ class RunBrowser:
         """
         if self.store is None:
             raise StoreError(f"{self.where}: no run store there")
-        return LiveRun.resume(self.store, run_id)
+        return LiveRun.resume(run_id, replace(self.settings, store=self.store))
 
     def delete(self, run_id: str) -> None:
         """Delete a run (refused while a live lease holds it) and read the page again.

@@ -2,17 +2,60 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from ..engine.events import FAILURE_STATUSES, TraceEvent
 from ..engine.spec import DEFAULT_ISOLATION, TASK_FIELDS
+from .call_text import field_diff, summary_line
 from .looks import status_name
 from .retry_state import Attempt, attempts_of
 from .session import Session
 
+LISTED_CALLS = 200
+"""At most this many calls are listed in the inspector; the calls view shows them all."""
+
+
+@dataclass(frozen=True, slots=True)
+class CallsShown:
+    """The inspector's ``calls`` section: an attempt's exchanges, one summary line each.
+
+    Attributes:
+        task: the task whose attempt it is.
+        attempt: the attempt number.
+        count: how many exchanges it has.
+        lines: ``(seq, summary)`` of the first :data:`LISTED_CALLS` (visible text).
+    """
+
+    task: str
+    attempt: int
+    count: int
+    lines: tuple[tuple[int, str], ...]
+
+
+def calls_section(session: Session, task: str, attempt: int) -> list[tuple[str, Any]]:
+    """The ``calls`` section of an attempt, when it has any."""
+    if attempt < 1:
+        return []
+    exchanges = session.exchanges(task, attempt)
+    if not exchanges:
+        return []
+    lines = tuple((e.seq, summary_line(e)) for e in exchanges[:LISTED_CALLS])
+    return [("calls", CallsShown(task, attempt, len(exchanges), lines))]
+
+
+def divergence_section(session: Session, event: TraceEvent) -> list[tuple[str, Any]]:
+    """A diverged attempt's field diff against the nearest recorded request, when known."""
+    if not event.error or event.error.get("type") != "CallDiverged":
+        return []
+    mismatch = session.mismatch(event.task, event.attempt)
+    changes = [] if mismatch is None else mismatch.changes()
+    return [("divergence", field_diff(changes))] if changes else []
+
 
 def task_sections(session: Session, task: str) -> tuple[str, list[tuple[str, Any]]]:
-    """Title and sections for a task: error, output, the inputs it saw, spec, timings."""
+    """Title and sections for a task: error, output, the calls of its latest attempt, the
+    inputs it saw, spec, timings."""
     run = session.run
     snapshot = session.snapshot()
     step = run.plan.steps[run.plan.index_of[task]]
@@ -39,10 +82,12 @@ def task_sections(session: Session, task: str) -> tuple[str, list[tuple[str, Any
     sections: list[tuple[str, Any]] = [("task", head)]
     if failure is not None and failure.error:
         sections.append(("error", failure.error))
+        sections.extend(divergence_section(session, failure))
         if failure.traceback:
             sections.append(("traceback", failure.traceback))
     if snapshot.has_output(task):
         sections.append(("output", snapshot.output(task)))
+    sections.extend(calls_section(session, task, session.attempt_shown(task)))
     sections.append(("inputs", {"payload": session.payload, "results": seen}))
     sections.append(("spec", spec))
     listed = attempts_of(events)
@@ -59,9 +104,11 @@ def event_sections(session: Session, event: TraceEvent) -> tuple[str, list[tuple
     sections: list[tuple[str, Any]] = [("event", event.canonical())]
     if event.error:
         sections.append(("error", event.error))
+        sections.extend(divergence_section(session, event))
     sections.append(("timing", timing))
     if event.traceback:
         sections.append(("traceback", event.traceback))
+    sections.extend(calls_section(session, event.task, event.attempt))
     return f"event {event.seq} · {event.task} · {event.status.value}", sections
 
 

@@ -13,7 +13,7 @@ from enum import StrEnum
 from typing import TypeVar
 
 from ..engine.diff import DiffKind
-from ..engine.events import Status
+from ..engine.events import PENDING, Status
 
 __all__ = [
     "KIND_LOOKS",
@@ -28,9 +28,6 @@ __all__ = [
 ]
 
 Key = TypeVar("Key", bound=StrEnum | None)
-
-PENDING = "pending"
-"""The name of the state before a task's first event (its status is ``None``)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,17 +10,16 @@ tables read it. What moves a run (intents, the drive, hold, pause, stop) is the
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import InitVar, dataclass
+from dataclasses import InitVar, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..engine.attempt import Executor
 from ..engine.canonical import check_json, digest
-from ..engine.clock import Clock
 from ..engine.errors import HarnessError
 from ..engine.events import FAILURE_STATUSES, Status, TraceEvent, ends_task
+from ..engine.exchanges import Exchange
 from ..engine.orchestrator import Run
-from ..engine.recorded_calls import CallSession
+from ..engine.recorded_calls import CallMode, Mismatch
 from ..engine.state import Snapshot
 from ..executors.threads import ThreadExecutor
 from ..files import FileError, FileKind, file_kind
@@ -30,12 +29,13 @@ from ..records.export import RunRecord, export_name
 from ..records.runs.fork import Fork, plan_fork
 from ..records.runs.live import LiveRun
 from ..records.runs.replay import replay_run
-from ..records.store import RunStore
+from ..records.runs.settings import DEFAULT_SETTINGS, RunSettings
 from ..workflow.errors import WorkflowError
 from ..workflow.loader import Workflow
 from ..workflow.payload import Payload
 from ..workflow.python_source import is_python_ref
 from ..workflow.sources import load_any
+from .call_modes import answering_session
 from .retry_state import RetryWait, retry_wait
 
 __all__ = ["OpenError", "Session", "open_session"]
@@ -57,12 +57,8 @@ class Session:
     workflow: Workflow
     payload: Any
     record: RunRecord | None = None
-    clock: Clock | None = None
+    settings: RunSettings = DEFAULT_SETTINGS  # how its live runs run and are recorded
     source_path: str = ""
-    store: RunStore | None = None
-    workers: int = 1
-    executor: Executor | None = None  # where live attempts run (default: threads of this process)
-    calls: Callable[[], CallSession] | None = None  # a recording session per live run (--record)
     resumed: InitVar[LiveRun | None] = None  # a stored run taken back, instead of a new run
 
     def __post_init__(self, resumed: LiveRun | None) -> None:
@@ -71,6 +67,7 @@ class Session:
         self.view_seq: int | None = None  # None: the live end of the trace
         self.delivered = 0  # events the UI has been told about
         self._in_flight: frozenset[str] = frozenset()
+        self.answering: CallMode | None = None  # a re-run answered from a recording: how
         self.live = self._new_live() if resumed is None else resumed
         if resumed is not None:  # what it did before is shown, as a replay's trace is
             self.delivered = len(resumed.run.events)
@@ -86,7 +83,7 @@ class Session:
     @property
     def recording(self) -> bool:
         """Whether live runs record what HTTP services and ``io.call`` answer them."""
-        return self.record is None and self.calls is not None
+        return self.record is None and self.settings.recording is not None
 
     @property
     def payload_digest(self) -> str:
@@ -138,25 +135,19 @@ class Session:
         return self.live.problem
 
     def _new_live(self) -> LiveRun:
+        self.answering = None  # a fresh run asks the world (a re-run's mode is its own)
         self.view_seq = None
         self.delivered = 0
         self._in_flight = frozenset()
         if self.record is not None:
             return LiveRun(self.record.workflow, replay_run(self.record))
-        return LiveRun.start(
-            self.workflow,
-            self.payload,
-            store=self.store,
-            executor=self._executor(),
-            clock=self.clock,
-            workers=self.workers,
-            calls=None if self.calls is None else self.calls(),
-        )
+        return LiveRun.start(self.workflow, self.payload, self._live_settings())
 
-    def _executor(self) -> Executor:
-        """The executor of a new live run: ``executor`` when given (a Dask cluster), else
-        threads of this process, every attempt in one so that a stop can leave it behind."""
-        return self.executor or ThreadExecutor(isolate=True)
+    def _live_settings(self) -> RunSettings:
+        """The settings of a new live run: the executor given (a Dask cluster), else threads
+        of this process, every attempt in one so that a stop can leave it behind."""
+        executor = self.settings.executor or ThreadExecutor(isolate=True)
+        return replace(self.settings, executor=executor)
 
     def _replace_run(self) -> None:
         """Leave the current run behind (the store marks it abandoned) and start afresh."""
@@ -196,31 +187,71 @@ class Session:
         """A fresh run of the same plan (breakpoints are kept)."""
         self._replace_run()
 
-    def rerun_from(self, task: str) -> Fork:
+    def rerun_from(self, task: str, calls: CallMode = CallMode.LIVE) -> Fork:
         """Re-run the run on screen from ``task``: it and its descendants run with the
         current code, every other task keeps what this run did (see :mod:`records.runs.fork`).
-        A replayed export becomes a live run here.
+        A replayed export becomes a live run here. ``calls`` says how the re-run tasks reach
+        models and APIs when the run holds recordings: ``offline`` answers them from the
+        recording and sends nothing (an unrecorded request fails its attempt, diverged),
+        ``fill`` sends only what it lacks, ``live`` (or no recording) sends everything, as
+        this workbench's live runs do (docs/recording.md).
 
         Raises:
             RecordError: ``task`` is unknown, or the record cannot be re-run.
         """
         opened = self.source_path or None  # an export's code is looked for beside it
-        fork = plan_fork(self.export_record(), task, None, opened, self.code_folder)
+        record = self.export_record()
+        fork = plan_fork(record, task, None, opened, self.code_folder)
+        redacted = (self.record or record).redacted
+        recording = self.settings.recording
+        answering = answering_session(calls, self.recordings(), redacted, recording)
         self.code_folder = fork.code_folder or self.code_folder
+        self.answering = None if answering is None else calls
         self.live.abandon()
         self.record = None
         self.view_seq, self.delivered = None, 0
         self._in_flight = frozenset()
-        self.live = LiveRun.fork(
-            fork,
-            store=self.store,
-            clock=self.clock,
-            executor=self._executor(),
-            calls=None if self.calls is None else self.calls(),
-        )
-        self.live.run.set_workers(self.workers)
+        self.live = LiveRun.fork(fork, self._live_settings(), calls=answering)
+        self.live.run.set_workers(self.settings.workers)
         self.live.driver.break_on_failure = self._break_on_failure
         return fork
+
+    # -- recorded calls ---------------------------------------------------------------------
+
+    def recordings(self) -> dict[tuple[str, int], list[Exchange]]:
+        """What the outside world answered each attempt of the run on screen (an export's
+        recordings in replay: a damaged one counts as none, :meth:`recordings_problem` says
+        why)."""
+        if self.record is None:
+            return self.run.recordings()
+        return {} if self.recordings_problem() else self.record.recordings
+
+    def recordings_problem(self) -> str | None:
+        """Why the export's recorded calls cannot be read, if they cannot (read when first
+        asked: opening an export never parses them)."""
+        if self.record is None:
+            return None
+        try:
+            _ = self.record.recordings  # parsed (and kept) on first use
+        except RecordError as exc:
+            return str(exc)
+        return None
+
+    def exchanges(self, task: str, attempt: int) -> tuple[Exchange, ...]:
+        """What one attempt of ``task`` was answered, in sequence order."""
+        if self.record is None:
+            return self.run.exchanges(task, attempt)
+        return tuple(self.recordings().get((task, attempt), ()))
+
+    def mismatch(self, task: str, attempt: int) -> Mismatch | None:
+        """The request of a diverged attempt and the nearest recorded one (live runs only:
+        an export keeps the divergence's line, in the attempt's error)."""
+        return None if self.record is not None else self.run.call_mismatch(task, attempt)
+
+    def attempt_shown(self, task: str) -> int:
+        """The latest attempt of ``task`` as of the trace position on screen (0: none yet)."""
+        events = self.run.snapshot(self.position).task_events(task)
+        return max((event.attempt for event in events), default=0)
 
     def set_payload(self, payload: Any) -> None:
         """Replan for a new payload and start over."""
@@ -360,16 +391,10 @@ class Session:
 
 
 def open_session(
-    path: str,
-    payload: Payload | None = None,
-    clock: Clock | None = None,
-    store: RunStore | None = None,
-    workers: int = 1,
-    executor: Executor | None = None,
-    calls: Callable[[], CallSession] | None = None,
+    path: str, payload: Payload | None = None, settings: RunSettings = DEFAULT_SETTINGS
 ) -> Session:
-    """Open a workflow file (with ``payload``, or its own) or a run export; live runs use
-    ``workers``, ``executor`` and ``calls`` (see :class:`Session`).
+    """Open a workflow file (with ``payload``, or its own) or a run export; its live runs
+    run with ``settings``.
 
     Raises:
         OpenError: with the lines to show (never a traceback).
@@ -388,7 +413,7 @@ def open_session(
             raise OpenError(path, [str(exc)]) from None
         try:
             return Session(
-                record.workflow, record.payload, record=record, clock=clock, source_path=path
+                record.workflow, record.payload, record=record, settings=settings, source_path=path
             )
         except RecordError as exc:
             raise OpenError(path, [str(exc)]) from None
@@ -397,13 +422,4 @@ def open_session(
     except WorkflowError as exc:
         raise OpenError(path, [str(p) for p in exc.problems]) from None
     value = workflow.payload if payload is None else payload.value
-    return Session(
-        workflow,
-        value,
-        clock=clock,
-        source_path=path,
-        store=store,
-        workers=workers,
-        executor=executor,
-        calls=calls,
-    )
+    return Session(workflow, value, settings=settings, source_path=path)

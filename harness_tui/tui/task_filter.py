@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..engine.events import Status, TraceEvent
+from ..engine.events import PENDING, Status, TraceEvent
 
 __all__ = ["GROUPS", "TaskFilter"]
 
 GROUPS: dict[str, frozenset[Status | None]] = {
     "failed": frozenset({Status.FAILED, Status.TIMED_OUT, Status.UPSTREAM_FAILED}),
     "running": frozenset({Status.RUNNING}),
-    "pending": frozenset({None}),
+    PENDING: frozenset({None}),
     "skipped": frozenset({Status.SKIPPED, Status.CANCELLED}),
     "succeeded": frozenset({Status.SUCCEEDED, Status.FALLBACK}),
 }

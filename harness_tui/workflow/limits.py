@@ -29,6 +29,9 @@ name                    default      what it bounds
 ``export_depth``        200          nesting of a run export's JSON
 ======================  ===========  ===========================================================
 
+What is shown is bounded too: one line of text from outside (an error line, a notification,
+a problem in a file) is cut at :data:`LINE_CHARS` characters wherever it is printed or drawn.
+
 Timeouts and retry intervals are bounded by the workflow format itself (they are part of its
 JSON Schema, so not adjustable): ``timeout_seconds`` at most :data:`MAX_TIMEOUT_SECONDS`,
 ``retry_interval`` at most :data:`MAX_RETRY_INTERVAL_SECONDS`, both finite.
@@ -45,12 +48,17 @@ from ..engine.graph import MAX_RETRY_INTERVAL_SECONDS, MAX_TIMEOUT_SECONDS
 
 __all__ = [
     "ENV_VAR",
+    "LINE_CHARS",
     "MAX_RETRY_INTERVAL_SECONDS",
     "MAX_TIMEOUT_SECONDS",
     "Limits",
     "LimitsError",
     "current",
 ]
+
+LINE_CHARS = 2_000
+"""Characters of one line of text from outside shown on a terminal or a page (the rest is
+cut, with a mark saying so)."""
 
 ENV_VAR = "HARNESS_TUI_LIMITS"
 

@@ -19,6 +19,7 @@ from harness_tui.files import FileError
 from harness_tui.records.export import RunRecord
 from harness_tui.records.runs.live import LiveRun
 from harness_tui.records.runs.replay import replay, replay_run
+from harness_tui.records.runs.settings import RunSettings
 from harness_tui.records.store import RunStore
 from harness_tui.records.store.schema import MIGRATIONS, SCHEMA_VERSION
 from harness_tui.workflow.loader import load_workflow
@@ -54,7 +55,7 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 def recorded_run(store: RunStore) -> str:
     workflow = load_workflow(PRINTING)
-    live = LiveRun.start(workflow, workflow.payload, store=store, clock=FakeClock())
+    live = LiveRun.start(workflow, workflow.payload, RunSettings(store=store, clock=FakeClock()))
     live.drive()
     assert live.run.logs() == EXPECTED and live.problem is None
     assert live.run_id is not None
@@ -89,7 +90,7 @@ def test_a_store_of_schema_2_migrates_and_records_logs(tmp_path: Path) -> None:
 
 def test_an_export_keeps_logs_and_a_replay_shows_them(tmp_path: Path) -> None:
     workflow = load_workflow(PRINTING)
-    live = LiveRun.start(workflow, workflow.payload, clock=FakeClock())
+    live = LiveRun.start(workflow, workflow.payload, RunSettings(clock=FakeClock()))
     live.drive()
     path = live.export().write(tmp_path / "run.json")
     record = RunRecord.read(path)
@@ -101,7 +102,7 @@ def test_an_export_keeps_logs_and_a_replay_shows_them(tmp_path: Path) -> None:
 
 def test_a_redacted_export_keeps_logs_that_hold_no_redacted_value() -> None:
     workflow = load_workflow(PRINTING)
-    live = LiveRun.start(workflow, workflow.payload, clock=FakeClock())
+    live = LiveRun.start(workflow, workflow.payload, RunSettings(clock=FakeClock()))
     live.drive()
     record = live.export(redact=["rows"])
     logs = [a["log"]["text"] for a in record.document["attempts"] if a["log"]]
@@ -162,7 +163,7 @@ def test_logs_count_against_the_export_size_limit(
     from harness_tui.workflow.limits import ENV_VAR
 
     workflow = load_workflow(PRINTING)
-    live = LiveRun.start(workflow, workflow.payload, clock=FakeClock())
+    live = LiveRun.start(workflow, workflow.payload, RunSettings(clock=FakeClock()))
     live.drive()
     full = live.export()
     size = len(full.to_text().encode())

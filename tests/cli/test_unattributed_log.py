@@ -15,6 +15,7 @@ from harness_tui.engine.clock import FakeClock
 from harness_tui.records.export import RunRecord
 from harness_tui.records.runs.live import LiveRun
 from harness_tui.records.runs.replay import replay, replay_run
+from harness_tui.records.runs.settings import RunSettings
 from harness_tui.records.store import RunStore
 from harness_tui.tui.modals.logs import LogsModal, LogView
 from harness_tui.workflow.loader import load_workflow
@@ -57,7 +58,7 @@ def test_the_unattributed_log_is_stored_exported_and_replayed(
 ) -> None:
     store = RunStore(tmp_path / "runs.sqlite3")
     workflow = load_workflow(workflow_file)
-    live = LiveRun.start(workflow, workflow.payload, store=store, clock=FakeClock())
+    live = LiveRun.start(workflow, workflow.payload, RunSettings(store=store, clock=FakeClock()))
     live.drive()
     assert live.run.unattributed_log() == LATE
     assert live.run.log("leaves", 1) == AttemptLog("")
@@ -78,7 +79,7 @@ async def test_u_in_the_logs_view_shows_the_unattributed_output(
     from textual.app import App
 
     workflow = load_workflow(workflow_file)
-    live = LiveRun.start(workflow, workflow.payload, clock=FakeClock())
+    live = LiveRun.start(workflow, workflow.payload, RunSettings(clock=FakeClock()))
     live.drive()
     run = replay_run(RunRecord.read(live.export().write(tmp_path / "run.json")))
 

@@ -8,6 +8,7 @@ import pytest
 
 from harness_tui.engine.call_matching import (
     differences,
+    field_changes,
     match_key,
     nearest,
     parse_volatile,
@@ -59,6 +60,18 @@ def test_differences_name_each_field() -> None:
     ]
     assert differences(old, ("GET", old[1], old[2])) == ["method POST -> GET"]
     assert differences(old, (old[0], old[1], "plain text")) == ["body changed"]
+
+
+def test_field_changes_carry_both_values() -> None:
+    old = _key({"messages": [{"content": "hi"}], "model": "m"})
+    new = _key({"messages": [{"content": "hello"}], "stream": True})
+    assert [(c.path, c.kind, c.recorded, c.sent) for c in field_changes(old, new)] == [
+        ("$.messages[0].content", "changed", "hi", "hello"),
+        ("$.model", "removed", "m", None),
+        ("$.stream", "added", None, True),
+    ]
+    (url,) = field_changes(old, (old[0], "http://127.0.0.1:2/v1", old[2]))
+    assert (url.path, url.recorded, url.sent) == ("url", old[1], "http://127.0.0.1:2/v1")
 
 
 def test_the_nearest_recorded_request_shares_method_and_url_first() -> None:

@@ -4,15 +4,24 @@ per attempt, answered offline, outside every digest, attributed across threads."
 from __future__ import annotations
 
 import itertools
+import json
 import threading
 from typing import Any
 
 import pytest
 
 from harness_tui import recorded
+from harness_tui.engine.clock import FakeClock
 from harness_tui.engine.graph import TaskGraph, TaskNode
 from harness_tui.engine.orchestrator import Run, TaskOrchestrator
-from harness_tui.engine.recorded_calls import CallMode, CallSession, Exchange, current, io
+from harness_tui.engine.recorded_calls import (
+    CallDiverged,
+    CallMode,
+    CallSession,
+    Exchange,
+    current,
+    io,
+)
 
 counter = itertools.count()
 
@@ -115,6 +124,35 @@ def test_an_unrecorded_call_offline_fails_the_attempt_with_one_line() -> None:
     )
     assert again.status.value == "failed"
     assert again.events[-1].error == {"type": "CallDiverged", "message": line}
+    # Beside the line, the request and the nearest recorded one, for a diff with values.
+    mismatch = again.call_mismatch("asking", 1)
+    assert mismatch is not None
+    (change,) = mismatch.changes()
+    assert (change.path, change.recorded, change.sent) == ("$.args[0]", "old-key", "new-key")
+    assert recorded_run.call_mismatch("asking", 1) is None
+
+
+def test_a_mismatch_travels_with_its_attempts_report() -> None:
+    recorded = {("t", 1): [Exchange(0, "call", "CALL", "f", (), b'{"args":[1],"kwargs":{}}')]}
+    there = CallSession(CallMode.OFFLINE, recorded, record=False).open("t", 1)
+    with pytest.raises(CallDiverged):
+        there.begin("call", "CALL", "f", (), b'{"args":[2],"kwargs":{}}')
+    here = CallSession(CallMode.OFFLINE, recorded, record=False)
+    here.open("t", 1).absorb(json.loads(json.dumps(there.report())))  # as a child sends it
+    mismatch = here.mismatch("t", 1)
+    assert mismatch is not None and mismatch == there.mismatch
+    assert [(c.path, c.recorded, c.sent) for c in mismatch.changes()] == [("$.args[0]", 1, 2)]
+
+
+def test_each_exchange_says_how_long_it_took_on_the_sessions_clock() -> None:
+    clock = FakeClock(start=0.0, tick=0.5)  # each reading half a second after the last
+    graph = _graph(drawing)
+    session = CallSession(CallMode.LIVE, clock=clock)
+    _run(graph, session)
+    assert [e.duration for e in session.recordings()[("drawing", 1)]] == [0.5, 0.5, 0.5]
+    offline = CallSession(CallMode.OFFLINE, session.recordings(), clock=FakeClock(tick=9.0))
+    _run(graph, offline)  # an answer from the recording took what the recorded one took
+    assert [e.duration for e in offline.recordings()[("drawing", 1)]] == [0.5, 0.5, 0.5]
 
 
 def test_threads_started_by_an_attempt_belong_to_it_and_outside_threads_are_unattributed() -> None:
@@ -162,9 +200,12 @@ def test_exchanges_survive_their_json_form() -> None:
     exchange = Exchange(
         3, "http", "POST", "http://127.0.0.1:1/x", (("a", "b"),), b"\xff\x00",
         200, (("content-encoding", "gzip"),), (b"\x1f\x8b", b"text"), None,
-        {"type": "ReadTimeout", "message": "late", "module": "httpx"},
+        {"type": "ReadTimeout", "message": "late", "module": "httpx"}, 0.25,
     )  # fmt: skip
     assert Exchange.from_json(exchange.to_json()) == exchange
+    assert exchange.to_json()["duration_s"] == 0.25
+    with pytest.raises(ValueError, match=r"io\.duration_s"):
+        Exchange.from_json({**exchange.to_json(), "duration_s": "slow"})
     with pytest.raises(ValueError, match=r"io\.seq"):
         Exchange.from_json({**exchange.to_json(), "seq": -1})
     with pytest.raises(ValueError, match="base64"):

@@ -20,6 +20,7 @@ from harness_tui.executors import registry
 from harness_tui.executors.process import ProcessExecutor
 from harness_tui.executors.threads import ThreadExecutor
 from harness_tui.records.runs.live import LiveRun
+from harness_tui.records.runs.settings import RunSettings
 from harness_tui.workflow.loader import parse_workflow
 
 PACKAGE = Path(__file__).resolve().parents[2] / "harness_tui"
@@ -182,7 +183,7 @@ def test_process_isolation_wraps_the_executors_that_run_code_here(
     executor: Executor, wrapped: bool
 ) -> None:
     workflow = parse_workflow(ISOLATED, "iso.yaml")
-    live = LiveRun.start(workflow, {}, executor=executor)
+    live = LiveRun.start(workflow, {}, RunSettings(executor=executor))
     used = live.run.orchestrator.executor
     if wrapped:
         assert isinstance(used, ProcessExecutor) and used.inner is executor

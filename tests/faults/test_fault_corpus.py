@@ -15,6 +15,8 @@ from typing import NamedTuple
 
 import pytest
 
+from harness_tui.records.runs.settings import RunSettings
+
 CORPUS = Path(__file__).resolve().parent / "corpus"
 
 
@@ -292,9 +294,9 @@ def test_isolation_never_wraps_a_replay() -> None:
 
     workflow = load_workflow(str(CORPUS / "hard_exit.yaml"))
     recorded = RecordedExecutor([], {})
-    replay = LiveRun.start(workflow, {}, executor=recorded, isolation="process")
+    replay = LiveRun.start(workflow, {}, RunSettings(executor=recorded, isolation="process"))
     assert replay.run.orchestrator.executor is recorded
-    live = LiveRun.start(workflow, {}, isolation="process")
+    live = LiveRun.start(workflow, {}, RunSettings(isolation="process"))
     assert isinstance(live.run.orchestrator.executor, ProcessExecutor)
 
 

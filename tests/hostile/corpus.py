@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness_tui.records.export.writing import checksum
+from harness_tui.records.runs.settings import RunSettings
 
 # Every attack in one string, as Python text (for code and JSON) and as YAML escapes.
 HOSTILE = (
@@ -137,7 +138,9 @@ def _export(workflow: Path, target: Path) -> None:
     from harness_tui.workflow.loader import load_workflow
 
     loaded = load_workflow(workflow)
-    live = LiveRun.start(loaded, loaded.payload, clock=FakeClock(start=100.0, tick=0.25))
+    live = LiveRun.start(
+        loaded, loaded.payload, RunSettings(clock=FakeClock(start=100.0, tick=0.25))
+    )
     live.drive()
     target.write_text(live.export().to_text(), encoding="utf-8")
 

@@ -4,7 +4,9 @@
 plain JSON (gzip-encoded when the client accepts it) or, with ``"stream": true``, server-sent
 events in chunked transfer encoding. Models with special names help the retry tests:
 ``flaky-500`` answers 500 on every odd call, ``slow`` answers after ``slow_seconds`` (longer than
-a client's read timeout). Bound to 127.0.0.1 on a free port; :meth:`FakeModel.stop` stops it.
+a client's read timeout). ``answer`` (a function of the request) makes the completions known
+in advance; a streamed one comes 8 characters an event. Bound to 127.0.0.1 on a free port;
+:meth:`FakeModel.stop` stops it.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import json
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -40,7 +43,8 @@ class _Handler(BaseHTTPRequestHandler):
         if model == "flaky-500" and calls % 2 == 1:
             self._send(500, b'{"error": {"message": "try again"}}', "application/json")
             return
-        answer = secrets.token_hex(8)
+        chosen = self.server.answer
+        answer = secrets.token_hex(8) if chosen is None else chosen(request)
         if request.get("stream"):
             self._stream(model, answer)
             return
@@ -78,7 +82,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("content-type", "text/event-stream")
         self.send_header("transfer-encoding", "chunked")
         self.end_headers()
-        for index, piece in enumerate((answer[:8], answer[8:], None)):
+        pieces: list[str | None] = [answer[i : i + 8] for i in range(0, len(answer), 8)]
+        for index, piece in enumerate([*pieces, None]):
             delta = {} if piece is None else {"content": piece}
             if index == 0:
                 delta["role"] = "assistant"
@@ -109,6 +114,7 @@ class _Server(ThreadingHTTPServer):
         self.calls = 0
         self.requests: list[dict[str, Any]] = []
         self.slow_seconds = 1.0
+        self.answer: Callable[[dict[str, Any]], str] | None = None
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         pass  # a client that gave up (a read timeout) closed its end: nothing to report

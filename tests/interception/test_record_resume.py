@@ -12,6 +12,7 @@ import pytest
 
 from harness_tui.engine.recorded_calls import CallMode, CallSession
 from harness_tui.records.runs.live import LiveRun
+from harness_tui.records.runs.settings import RunSettings
 from harness_tui.records.store import RunStore
 from harness_tui.workflow.loader import load_workflow
 
@@ -47,7 +48,7 @@ def test_resume_records_the_http_of_the_attempts_still_to_run(
     workflow = load_workflow(flow)
     store = RunStore(tmp_path / "runs.sqlite3")
     calls = CallSession(CallMode.LIVE) if before else None
-    live = LiveRun.start(workflow, workflow.payload, store=store, calls=calls)
+    live = LiveRun.start(workflow, workflow.payload, RunSettings(store=store), calls=calls)
     live.drive(single=True)  # "first" ran
     live.abandon()
     run_id = live.run_id

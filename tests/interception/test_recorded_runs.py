@@ -12,6 +12,7 @@ import requests
 from harness_tui.engine.graph import TaskGraph, TaskNode
 from harness_tui.engine.orchestrator import Run, TaskOrchestrator
 from harness_tui.engine.recorded_calls import CallMode, CallSession, Exchange
+from harness_tui.records.runs.settings import RunSettings
 
 from .fake_model import FakeModel
 
@@ -259,6 +260,6 @@ def test_a_task_in_a_child_process_has_io_for_plain_calls(tmp_path: Any) -> None
     flow = tmp_path / "flow.yaml"
     flow.write_text("name: child\ntasks:\n  ask: {run: 'io_child_tasks:ask'}\n", encoding="utf-8")
     workflow = load_workflow(flow)
-    live = LiveRun.start(workflow, {}, isolation="process")
+    live = LiveRun.start(workflow, {}, RunSettings(isolation="process"))
     live.drive()
     assert live.run.results == {"ask": 42}

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from harness_tui.engine.clock import FakeClock
 from harness_tui.records.runs.live import LiveRun
+from harness_tui.records.runs.settings import RunSettings
 from harness_tui.records.store import RunStore
 from harness_tui.workflow.loader import parse_workflow
 
@@ -49,7 +50,9 @@ def mixed_store(path: Path) -> dict[str, str]:
             ("interrupted", greet, 1),
             ("abandoned", greet, 2),
         ):
-            live = LiveRun.start(workflow, workflow.payload, store=store, clock=FakeClock())
+            live = LiveRun.start(
+                workflow, workflow.payload, RunSettings(store=store, clock=FakeClock())
+            )
             if steps is None:
                 live.drive()
             for _ in range(steps or 0):

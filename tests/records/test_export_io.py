@@ -12,6 +12,7 @@ from harness_tui.engine.orchestrator import TaskOrchestrator
 from harness_tui.engine.recorded_calls import CallMode, CallSession
 from harness_tui.records.errors import RecordError
 from harness_tui.records.export import RunRecord
+from harness_tui.records.runs.settings import RunSettings
 from harness_tui.workflow.loader import Workflow, load_workflow
 
 TASKS = """
@@ -115,7 +116,7 @@ def test_the_store_keeps_recordings_and_exports_them(workflow: Workflow, tmp_pat
     from harness_tui.records.store import RunStore
 
     store = RunStore(tmp_path / "runs.db", create=True)
-    live = LiveRun.start(workflow, workflow.payload, store=store, calls=CallSession())
+    live = LiveRun.start(workflow, workflow.payload, RunSettings(store=store), calls=CallSession())
     run_id = live.ensure_recorded()
     assert run_id is not None
     live.drive()

@@ -12,6 +12,7 @@ from harness_tui.engine.clock import FakeClock
 from harness_tui.files import FileKind, file_kind
 from harness_tui.records.export import RunRecord
 from harness_tui.records.runs.live import LiveRun
+from harness_tui.records.runs.settings import RunSettings
 from harness_tui.workflow.generate import generate_workflow
 from harness_tui.workflow.loader import parse_workflow
 
@@ -20,7 +21,7 @@ DATA = Path(__file__).parent / "data"
 
 def large_export(tasks: int = 500) -> RunRecord:
     workflow = parse_workflow(generate_workflow(tasks), "big.yaml")
-    live = LiveRun.start(workflow, workflow.payload, clock=FakeClock())
+    live = LiveRun.start(workflow, workflow.payload, RunSettings(clock=FakeClock()))
     live.drive()
     return live.export()
 

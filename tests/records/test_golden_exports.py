@@ -19,6 +19,7 @@ from harness_tui.records.export.model import FORMAT_VERSION
 from harness_tui.records.export.writing import checksum
 from harness_tui.records.runs.live import LiveRun
 from harness_tui.records.runs.replay import replay
+from harness_tui.records.runs.settings import RunSettings
 from harness_tui.workflow.loader import load_workflow
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,7 +36,9 @@ CASES = {
 
 def export_text(workflow_path: str, redact: tuple[str, ...]) -> str:
     workflow = load_workflow(workflow_path)
-    live = LiveRun.start(workflow, workflow.payload, clock=FakeClock(start=10.0, tick=0.25))
+    live = LiveRun.start(
+        workflow, workflow.payload, RunSettings(clock=FakeClock(start=10.0, tick=0.25))
+    )
     live.drive()
     record = RunRecord.from_run(live.run, workflow, redact=redact, environment=ENVIRONMENT)
     # Tracebacks name the files of this checkout; the goldens must not depend on where the

@@ -8,6 +8,7 @@ from pathlib import Path
 from harness_tui.engine.clock import FakeClock, SystemClock
 from harness_tui.records.export import RunRecord
 from harness_tui.records.runs.live import LiveRun
+from harness_tui.records.runs.settings import RunSettings
 from harness_tui.workflow.loader import load_workflow
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -15,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_summary_of_a_failed_run_names_the_failure_and_the_leaf_outputs() -> None:
     workflow = load_workflow(ROOT / "tests/tui/data/flaky_pipeline.yaml")
-    live = LiveRun.start(workflow, workflow.payload, clock=FakeClock())
+    live = LiveRun.start(workflow, workflow.payload, RunSettings(clock=FakeClock()))
     live.drive()
     summary = live.summary()
     assert summary.status == "failed" and not summary.succeeded
@@ -28,7 +29,7 @@ def test_summary_of_a_failed_run_names_the_failure_and_the_leaf_outputs() -> Non
 
 def test_summary_of_a_run_not_started_counts_pending_tasks() -> None:
     workflow = load_workflow(ROOT / "workflows/user_profile.yaml")
-    live = LiveRun.start(workflow, workflow.payload, clock=FakeClock())
+    live = LiveRun.start(workflow, workflow.payload, RunSettings(clock=FakeClock()))
     assert live.summary().counts == {"pending": 4}
     live.drive()
     assert live.summary().outputs == {
@@ -40,7 +41,9 @@ def test_wall_times_are_recorded_beside_the_trace_and_never_digested(tmp_path: P
     workflow = load_workflow(ROOT / "workflows/user_profile.yaml")
     records = []
     for epoch in (0.0, 1_900_000_000.0):
-        live = LiveRun.start(workflow, workflow.payload, clock=FakeClock(epoch=epoch, tick=0.5))
+        live = LiveRun.start(
+            workflow, workflow.payload, RunSettings(clock=FakeClock(epoch=epoch, tick=0.5))
+        )
         live.drive()
         path = tmp_path / f"{epoch}.json"
         live.export().write(path)
@@ -65,7 +68,9 @@ def test_a_replay_shows_the_recorded_timings(tmp_path: Path) -> None:
     from harness_tui.records.runs.replay import replay
 
     workflow = load_workflow(ROOT / "tests/tui/data/flaky_pipeline.yaml")
-    live = LiveRun.start(workflow, workflow.payload, clock=FakeClock(start=5.0, tick=0.75))
+    live = LiveRun.start(
+        workflow, workflow.payload, RunSettings(clock=FakeClock(start=5.0, tick=0.75))
+    )
     live.drive()
     path = tmp_path / "run.json"
     live.export().write(path)

@@ -17,6 +17,7 @@ from harness_tui.engine.clock import FakeClock
 from harness_tui.engine.graph import TaskGraph, TaskNode
 from harness_tui.engine.orchestrator import TaskOrchestrator
 from harness_tui.records.export import RunRecord
+from harness_tui.records.runs.settings import RunSettings
 from harness_tui.records.store import RunStore
 from harness_tui.workflow.loader import load_workflow
 
@@ -140,7 +141,9 @@ def test_a_recorded_run_is_freed_without_the_cyclic_collector(tmp_path: Path) ->
 
     workflow = load_workflow(ROOT / "workflows/user_profile.yaml")
     with RunStore(tmp_path / "runs.db") as store:
-        live = LiveRun.start(workflow, workflow.payload, store=store, clock=FakeClock())
+        live = LiveRun.start(
+            workflow, workflow.payload, RunSettings(store=store, clock=FakeClock())
+        )
         live.drive()
         assert live.run.finished
         gone = weakref.ref(live.run)

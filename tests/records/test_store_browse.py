@@ -9,6 +9,7 @@ import pytest
 
 from harness_tui.engine.clock import FakeClock
 from harness_tui.records.runs.live import LiveRun
+from harness_tui.records.runs.settings import RunSettings
 from harness_tui.records.store import RunStore, StoreError
 from harness_tui.records.store.queries import RunQuery, Sort
 from harness_tui.records.store.schema import SCHEMA_VERSION
@@ -97,7 +98,7 @@ def test_a_run_is_deleted_with_everything_stored_about_it(
 def test_a_run_held_by_a_live_lease_is_not_deleted(tmp_path: Path) -> None:
     workflow = parse_workflow(GREET)
     with RunStore(tmp_path / "runs.sqlite3") as runs:
-        live = LiveRun.start(workflow, workflow.payload, store=runs, clock=FakeClock())
+        live = LiveRun.start(workflow, workflow.payload, RunSettings(store=runs, clock=FakeClock()))
         live.drive(single=True)
         assert live.run_id is not None
         with pytest.raises(StoreError, match="holds its lease"):

@@ -18,6 +18,7 @@ from click.testing import CliRunner
 from harness_tui.cli import cli
 from harness_tui.engine.clock import FakeClock
 from harness_tui.records.runs.live import LiveRun
+from harness_tui.records.runs.settings import RunSettings
 from harness_tui.records.store import RunStore
 from harness_tui.records.store.wal import check_wal
 from harness_tui.workflow.loader import parse_workflow
@@ -104,7 +105,7 @@ def _open_wal_copy(tmp_path: Path) -> tuple[Path, str]:
     source = tmp_path / "live.sqlite3"
     with RunStore(source) as store:
         store._db.execute("PRAGMA wal_autocheckpoint=0")
-        live = LiveRun.start(CHAIN, CHAIN.payload, store=store, clock=FakeClock())
+        live = LiveRun.start(CHAIN, CHAIN.payload, RunSettings(store=store, clock=FakeClock()))
         live.drive()
         for suffix in ("", "-wal"):
             shutil.copy(f"{source}{suffix}", tmp_path / f"runs.sqlite3{suffix}")
@@ -221,7 +222,7 @@ def test_another_writer_of_the_same_run_stops_recording_not_the_harness(tmp_path
     its next task: one line naming who has the run now, and it records nothing more."""
     path = tmp_path / "runs.sqlite3"
     with RunStore(path) as store:
-        live = LiveRun.start(CHAIN, CHAIN.payload, store=store, clock=FakeClock())
+        live = LiveRun.start(CHAIN, CHAIN.payload, RunSettings(store=store, clock=FakeClock()))
         live.drive(single=True)
         with sqlite3.connect(path) as other:
             other.execute(
@@ -242,7 +243,7 @@ def test_another_writer_of_the_same_run_stops_recording_not_the_harness(tmp_path
 def test_a_full_disk_is_one_line_and_the_run_still_ends(tmp_path: Path) -> None:
     path = tmp_path / "runs.sqlite3"
     with RunStore(path) as store:
-        live = LiveRun.start(CHAIN, CHAIN.payload, store=store, clock=FakeClock())
+        live = LiveRun.start(CHAIN, CHAIN.payload, RunSettings(store=store, clock=FakeClock()))
         live.ensure_recorded()
         pages = store._db.execute("PRAGMA page_count").fetchone()[0]
         store._db.execute(f"PRAGMA max_page_count = {pages}")  # no room for one more page
@@ -257,7 +258,7 @@ def test_a_full_disk_is_one_line_and_the_run_still_ends(tmp_path: Path) -> None:
 def _recorded_store(tmp_path: Path) -> tuple[Path, str]:
     path = tmp_path / "runs.sqlite3"
     with RunStore(path) as store:
-        live = LiveRun.start(CHAIN, CHAIN.payload, store=store, clock=FakeClock())
+        live = LiveRun.start(CHAIN, CHAIN.payload, RunSettings(store=store, clock=FakeClock()))
         live.drive()
         # A log row too, so that its columns are read.
         store._db.execute(

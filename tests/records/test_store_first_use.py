@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from harness_tui.records.runs.settings import RunSettings
 from harness_tui.records.store import RunStore
 from harness_tui.records.store.schema import MIGRATIONS, SCHEMA_VERSION
 
@@ -34,7 +35,9 @@ def _open_and_record(path: str, barrier: Any, errors: Any) -> None:
     try:
         workflow = parse_workflow(WORKFLOW)
         with RunStore(path) as store:
-            LiveRun.start(workflow, workflow.payload, store=store, clock=FakeClock()).drive()
+            LiveRun.start(
+                workflow, workflow.payload, RunSettings(store=store, clock=FakeClock())
+            ).drive()
     except BaseException as exc:
         errors.put(f"{type(exc).__name__}: {exc}")
         raise SystemExit(1) from None

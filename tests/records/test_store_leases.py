@@ -15,6 +15,7 @@ from harness_tui.cli import cli
 from harness_tui.engine.clock import FakeClock
 from harness_tui.engine.orchestrator import TaskOrchestrator
 from harness_tui.records.runs.live import LiveRun
+from harness_tui.records.runs.settings import RunSettings
 from harness_tui.records.store import RunStore, StoreError
 from harness_tui.records.store.leases import lease_owner, process_start
 from harness_tui.workflow.loader import parse_workflow
@@ -38,7 +39,7 @@ def set_lease(path: Path, owner: str | None) -> None:
 def stopped_run(path: Path, steps: int = 1) -> str:
     """A run of CHAIN stopped after ``steps`` tasks, its process gone (no lease)."""
     with RunStore(path) as store:
-        live = LiveRun.start(CHAIN, CHAIN.payload, store=store, clock=FakeClock())
+        live = LiveRun.start(CHAIN, CHAIN.payload, RunSettings(store=store, clock=FakeClock()))
         for _ in range(steps):
             live.drive(single=True)
         assert live.run_id is not None
@@ -63,13 +64,13 @@ def test_of_two_processes_resuming_one_run_only_one_takes_it(
     def load_then_lose_the_race(self: RunStore, wanted: str) -> object:
         stored = load(self, wanted)
         if self is second:  # both have read "interrupted"; the first leases it now
-            LiveRun.resume(first, wanted, clock=FakeClock())
+            LiveRun.resume(wanted, RunSettings(store=first, clock=FakeClock()))
         return stored
 
     monkeypatch.setattr(RunStore, "load", load_then_lose_the_race)
     holder = f"process {os.getpid()} on {socket.gethostname()}"
     with pytest.raises(StoreError, match=f"run {run_id} was taken by {holder} meanwhile"):
-        LiveRun.resume(second, run_id, clock=FakeClock())
+        LiveRun.resume(run_id, RunSettings(store=second, clock=FakeClock()))
     assert status(path)[0] == "running"  # held by the first
 
 
@@ -101,7 +102,7 @@ def test_a_run_that_died_before_recording_its_end_is_finished_by_resume(
     set_lease(path, None)
     assert status(path) == ("interrupted", None)
     with RunStore(path) as store:
-        live = LiveRun.resume(store, run_id, clock=FakeClock())
+        live = LiveRun.resume(run_id, RunSettings(store=store, clock=FakeClock()))
     assert live.run.finished and live.problem is None
     assert status(path) == ("succeeded", run.digest)
 

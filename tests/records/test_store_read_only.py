@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from harness_tui.cli import cli
 from harness_tui.engine.clock import FakeClock
 from harness_tui.records.runs.live import LiveRun
+from harness_tui.records.runs.settings import RunSettings
 from harness_tui.records.store import RunStore, StoreError
 from harness_tui.records.store import run_store as store_module
 from harness_tui.records.store.schema import SCHEMA_VERSION
@@ -35,7 +36,7 @@ def schema(path: Path) -> tuple[int, set[str]]:
 def test_a_reading_opening_reads_and_cannot_write(tmp_path: Path) -> None:
     path = tmp_path / "runs.db"
     with RunStore(path) as store:
-        live = LiveRun.start(ECHO, ECHO.payload, store=store, clock=FakeClock())
+        live = LiveRun.start(ECHO, ECHO.payload, RunSettings(store=store, clock=FakeClock()))
         live.drive()
     with RunStore(path, create=False) as reader:
         (row,) = reader.runs()
@@ -95,7 +96,7 @@ def test_a_negative_schema_version_is_refused(tmp_path: Path) -> None:
 def _checkpointed_store(tmp_path: Path) -> Path:
     path = tmp_path / "ro" / "runs.sqlite3"
     with RunStore(path) as store:
-        LiveRun.start(ECHO, ECHO.payload, store=store, clock=FakeClock()).drive()
+        LiveRun.start(ECHO, ECHO.payload, RunSettings(store=store, clock=FakeClock())).drive()
     assert sorted(p.name for p in path.parent.iterdir()) == ["runs.sqlite3"]  # checkpointed
     return path
 

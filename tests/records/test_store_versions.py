@@ -13,6 +13,7 @@ from harness_tui.cli import cli
 from harness_tui.engine.clock import FakeClock
 from harness_tui.engine.driver import StopReason
 from harness_tui.records.runs.live import LiveRun
+from harness_tui.records.runs.settings import RunSettings
 from harness_tui.records.store import RunStore, StoreError
 from harness_tui.records.store.schema import SCHEMA_VERSION
 from harness_tui.workflow.loader import parse_workflow
@@ -74,7 +75,7 @@ def test_an_interrupted_run_of_a_version_0_store_resumes_to_the_end(v0_store: Pa
     store = RunStore(v0_store)
     (row,) = [r for r in store.runs() if r["workflow"] == "pipeline"]
     assert row["tasks_done"] == 1
-    live = LiveRun.resume(store, row["id"], clock=FakeClock())
+    live = LiveRun.resume(row["id"], RunSettings(store=store, clock=FakeClock()))
     assert live.run.cursor == 1
     assert live.drive().reason is StopReason.FINISHED
     assert live.run.status.value == "succeeded"
@@ -114,7 +115,7 @@ def test_a_file_that_is_not_a_store_is_one_line_and_exit_2(tmp_path: Path) -> No
 def test_statuses_running_abandoned_then_resumed(tmp_path: Path) -> None:
     workflow = parse_workflow(SLEEPY)
     store = RunStore(tmp_path / "runs.sqlite3")
-    live = LiveRun.start(workflow, workflow.payload, store=store, clock=FakeClock())
+    live = LiveRun.start(workflow, workflow.payload, RunSettings(store=store, clock=FakeClock()))
     assert live.run_id is None and store.runs() == []  # nothing recorded before a drive
     assert live.drive(single=True).reason is StopReason.STEP
     run_id = live.run_id
@@ -126,12 +127,12 @@ def test_statuses_running_abandoned_then_resumed(tmp_path: Path) -> None:
     live.abandon()
     (row,) = store.runs()
     assert row["status"] == "abandoned"
-    resumed = LiveRun.resume(store, run_id, clock=FakeClock())
+    resumed = LiveRun.resume(run_id, RunSettings(store=store, clock=FakeClock()))
     assert store.runs()[0]["status"] == "running"
     resumed.drive()
     (row,) = store.runs()
     assert (row["status"], row["tasks_done"]) == ("succeeded", 3)
-    headless = LiveRun.start(workflow, workflow.payload, clock=FakeClock())
+    headless = LiveRun.start(workflow, workflow.payload, RunSettings(clock=FakeClock()))
     headless.drive()
     assert resumed.run.digest == row["run_digest"] == headless.run.digest
 
@@ -140,7 +141,7 @@ def test_a_lease_held_by_a_dead_process_reads_interrupted(tmp_path: Path) -> Non
     workflow = parse_workflow(SLEEPY)
     path = tmp_path / "runs.sqlite3"
     store = RunStore(path)
-    live = LiveRun.start(workflow, workflow.payload, store=store, clock=FakeClock())
+    live = LiveRun.start(workflow, workflow.payload, RunSettings(store=store, clock=FakeClock()))
     live.drive(single=True)
     owner = store.runs()[0]
     with sqlite3.connect(path) as conn:
@@ -161,7 +162,7 @@ def test_a_lease_held_by_a_dead_process_reads_interrupted(tmp_path: Path) -> Non
 def test_a_store_that_fails_mid_run_does_not_stop_the_run(tmp_path: Path) -> None:
     workflow = parse_workflow(SLEEPY)
     store = RunStore(tmp_path / "runs.sqlite3")
-    live = LiveRun.start(workflow, workflow.payload, store=store, clock=FakeClock())
+    live = LiveRun.start(workflow, workflow.payload, RunSettings(store=store, clock=FakeClock()))
     live.drive(single=True)
     store.close()  # every later write fails
     assert live.drive().reason is StopReason.FINISHED
@@ -187,7 +188,9 @@ def test_reading_commands_never_create_a_store(tmp_path: Path) -> None:
 def test_a_piped_run_list_is_not_cut_to_80_columns(tmp_path: Path) -> None:
     path = tmp_path / "runs.sqlite3"
     workflow = parse_workflow(SLEEPY.replace("sleepy", "a_rather_long_workflow_name_here"))
-    live = LiveRun.start(workflow, workflow.payload, store=RunStore(path), clock=FakeClock())
+    live = LiveRun.start(
+        workflow, workflow.payload, RunSettings(store=RunStore(path), clock=FakeClock())
+    )
     live.drive()
     result = CliRunner().invoke(cli, ["runs", "--store", str(path)])
     assert result.exit_code == 0

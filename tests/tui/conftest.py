@@ -8,6 +8,7 @@ import pytest
 from textual.pilot import Pilot
 
 from harness_tui.engine.clock import FakeClock
+from harness_tui.records.runs.settings import RunSettings
 from harness_tui.tui import screens
 from harness_tui.tui.app import HarnessApp, create_app
 from harness_tui.tui.screens.workbench import WorkbenchScreen
@@ -15,10 +16,16 @@ from harness_tui.tui.screens.workbench import WorkbenchScreen
 ROOT = Path(__file__).resolve().parents[2]
 
 
+RUN_SETTINGS = ("clock", "workers", "executor", "isolation", "recording")
+
+
 def make_app(path: str | Path | None, **kwargs: Any) -> HarnessApp:
-    """The app exactly as the CLI builds it, with a fixed clock for stable timings."""
-    kwargs.setdefault("clock", FakeClock(start=100.0, tick=0.25))
-    return create_app(None if path is None else str(path), **kwargs)
+    """The app exactly as the CLI builds it, with a fixed clock for stable timings; the run
+    settings among ``kwargs`` (:data:`RUN_SETTINGS`) become its :class:`RunSettings`."""
+    fields = {name: kwargs.pop(name) for name in RUN_SETTINGS if name in kwargs}
+    fields.setdefault("clock", FakeClock(start=100.0, tick=0.25))
+    settings = RunSettings(**fields)
+    return create_app(None if path is None else str(path), settings=settings, **kwargs)
 
 
 async def settle(pilot: Pilot[Any]) -> None:

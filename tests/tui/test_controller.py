@@ -15,6 +15,7 @@ import pytest
 from harness_tui.engine.clock import FakeClock
 from harness_tui.engine.driver import StopReason
 from harness_tui.engine.events import RunStatus, Status, TraceEvent
+from harness_tui.records.runs.settings import RunSettings
 from harness_tui.tui.controller import (
     Crashed,
     DriveStarted,
@@ -78,7 +79,7 @@ class Owner:
 
 
 def owner_of(path: str, clock: FakeClock | None = None) -> Owner:
-    return Owner(open_session(path, clock=clock or FakeClock(tick=0.25)))
+    return Owner(open_session(path, settings=RunSettings(clock=clock or FakeClock(tick=0.25))))
 
 
 def shown(owner: Owner) -> list[TraceEvent]:

@@ -10,6 +10,7 @@ from textual.widgets import DataTable, Input, Static
 
 from harness_tui.engine.clock import FakeClock
 from harness_tui.records.runs.live import LiveRun
+from harness_tui.records.runs.settings import RunSettings
 from harness_tui.tui.screens.diff import DiffScreen, DiffTargetModal
 from harness_tui.tui.widgets.inspector import Inspector
 from harness_tui.workflow.loader import load_workflow
@@ -22,7 +23,7 @@ async def test_in_replay_d_compares_the_recorded_workflow_with_the_file_now(
 ) -> None:
     monkeypatch.chdir(ROOT)
     workflow = load_workflow("workflows/user_profile.yaml")
-    live = LiveRun.start(workflow, workflow.payload, clock=FakeClock())
+    live = LiveRun.start(workflow, workflow.payload, RunSettings(clock=FakeClock()))
     live.drive()
     export = tmp_path / "run.json"
     live.export().write(export)

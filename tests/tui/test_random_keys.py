@@ -21,6 +21,7 @@ from textual.screen import ModalScreen
 from harness_tui.engine.clock import FakeClock, SystemClock
 from harness_tui.engine.events import Status
 from harness_tui.records.runs.live import LiveRun
+from harness_tui.records.runs.settings import RunSettings
 from harness_tui.workflow.loader import load_workflow
 
 from .conftest import ROOT, make_app, settle, workbench
@@ -32,7 +33,7 @@ HOLDING_KEYS = [*KEYS, "f"]  # break on failure: holds at failed attempts, relea
 
 def reference_trace() -> list[dict[str, Any]]:
     workflow = load_workflow(BUSY)
-    live = LiveRun.start(workflow, workflow.payload, clock=FakeClock())
+    live = LiveRun.start(workflow, workflow.payload, RunSettings(clock=FakeClock()))
     live.drive()
     return live.run.canonical_trace()
 

@@ -11,6 +11,7 @@ from harness_tui.engine.clock import FakeClock
 from harness_tui.engine.driver import Stop, StopReason
 from harness_tui.engine.events import Status, TraceEvent
 from harness_tui.records.export import RunRecord
+from harness_tui.records.runs.settings import RunSettings
 from harness_tui.records.store import RunStore
 from harness_tui.tui.controller import Finished, Go, Paused
 from harness_tui.tui.session import OpenError, Session, open_session
@@ -23,7 +24,7 @@ FLAKY = str(ROOT / "tests/tui/data/flaky_pipeline.yaml")
 
 
 def session_of(path: str, store: RunStore | None = None) -> Session:
-    return open_session(path, clock=FakeClock(tick=0.25), store=store)
+    return open_session(path, settings=RunSettings(clock=FakeClock(tick=0.25), store=store))
 
 
 def drive(session: Session, single: bool) -> tuple[Stop, list[TraceEvent]]:

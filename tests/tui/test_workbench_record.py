@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness_tui.engine.recorded_calls import CallMode, CallSession
+from harness_tui.records.runs.settings import Recording
 from harness_tui.records.store import RunStore
 from harness_tui.tui.widgets.run_header import RunHeader
 
@@ -30,7 +30,7 @@ async def test_live_runs_of_a_recording_workbench_keep_their_calls(tmp_path: Pat
     flow = tmp_path / "flow.yaml"
     flow.write_text(FLOW, encoding="utf-8")
     db = tmp_path / "runs.db"
-    app = make_app(flow, store_path=str(db), calls=lambda: CallSession(CallMode.LIVE))
+    app = make_app(flow, store_path=str(db), recording=Recording())
     async with app.run_test(size=(120, 30)) as pilot:
         session = workbench(app).session
         assert session is not None and session.recording

@@ -30,6 +30,7 @@ from harness_tui.engine.harness import Harness
 from harness_tui.engine.orchestrator import OnFailure, Run, TaskOrchestrator
 from harness_tui.executors.dask import DaskCluster, DaskExecutor
 from harness_tui.executors.registry import executor_from_option
+from harness_tui.records.runs.settings import RunSettings
 from harness_tui.workflow.loader import load_workflow
 from tests.conftest import WORKFLOWS
 from tests.engine.test_parallel import graphs
@@ -364,4 +365,6 @@ def test_open_takes_the_executor_option(monkeypatch: pytest.MonkeyPatch) -> None
         cli, ["open", str(WORKFLOWS / "etl_fanout.yaml"), "--executor", "threads", "--workers", "3"]
     )
     assert ok.exit_code == 0, ok.output
-    assert seen["executor"] is None and seen["workers"] == 3
+    settings = seen["settings"]
+    assert isinstance(settings, RunSettings)
+    assert settings.executor is None and settings.workers == 3

@@ -20,6 +20,7 @@ from harness_tui import Harness, HarnessError
 from harness_tui.cli import cli
 from harness_tui.engine.clock import FakeClock
 from harness_tui.records.export import RunRecord
+from harness_tui.records.runs.settings import RunSettings
 from harness_tui.tui.app import create_app
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -157,7 +158,7 @@ def test_a_broken_python_workflow_is_one_line(
 
 
 async def test_the_workbench_steps_a_python_defined_harness() -> None:
-    app = create_app(PY_DEMO, clock=FakeClock())
+    app = create_app(PY_DEMO, settings=RunSettings(clock=FakeClock()))
     async with app.run_test(size=(120, 40)) as pilot:
         for _ in range(4):
             await pilot.press("n")
@@ -236,7 +237,7 @@ def test_a_stored_python_run_exports_and_resumes(tmp_path: Path) -> None:
 
     store = RunStore(tmp_path / "runs.sqlite3")
     workflow = load_python(PY_DEMO)
-    live = LiveRun.start(workflow, workflow.payload, store=store)
+    live = LiveRun.start(workflow, workflow.payload, RunSettings(store=store))
     live.drive(single=True)
     live.abandon()  # left after one task, as a closed workbench leaves it
     assert live.run_id is not None

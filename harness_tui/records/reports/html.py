@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from html import escape
 
+from ...engine.events import PENDING
 from ...engine.untrusted import visible
 from ...layout import Mode, layout_dag
 from ..export import RunRecord
@@ -88,7 +89,7 @@ def dag_svg(facts_: Facts) -> str:
                 f'<path d="M{cx} {cy - 4} L{cx + _CELL_X} {cy} L{cx} {cy + 4} Z" fill="#777"/>'
             )
     for box in layout.boxes.values():
-        status = facts_.final.get(box.task, "pending")
+        status = facts_.final.get(box.task, PENDING)
         fill, stroke = STATUS_COLOURS[status]
         dash = ' stroke-dasharray="4 3"' if status == DASHED else ""
         parts.append(
@@ -130,7 +131,7 @@ def timeline_svg(facts_: Facts) -> str:
         f'height="{height}" role="img" aria-label="timeline">'
     ]
     for i, span in enumerate(spans):
-        fill, stroke = STATUS_COLOURS.get(str(span.status), STATUS_COLOURS["pending"])
+        fill, stroke = STATUS_COLOURS.get(str(span.status), STATUS_COLOURS[PENDING])
         x = label_w + (span.start - start) / total * bar_w
         w = max((span.end - span.start) / total * bar_w, 1.0)
         y = i * row_h

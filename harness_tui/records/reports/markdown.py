@@ -15,7 +15,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
-from ...engine.events import FAILURE_STATUSES, RUN_FAILING_STATUSES, TraceEvent
+from ...engine.events import FAILURE_STATUSES, PENDING, RUN_FAILING_STATUSES, TraceEvent
 from ...engine.untrusted import visible
 from ..export import RunRecord
 
@@ -47,7 +47,7 @@ STATUS_COLOURS: dict[str, tuple[str, str]] = {
     "upstream_failed": ("#fff7f7", "#c62828"),
     "cancelled": ("#eeeeee", "#c62828"),
     "running": ("#dbe9f6", "#1565c0"),
-    "pending": ("#ffffff", "#888888"),
+    PENDING: ("#ffffff", "#888888"),
 }
 """Fill and border of a task by its final status (``pending``: no event yet; ``running``: no
 final one), in the Mermaid DAG and the HTML one; ``upstream_failed`` is drawn dashed."""
@@ -75,7 +75,7 @@ class Facts:
 
 def facts(record: RunRecord, source: str) -> Facts:
     """The facts of ``record``; ``source`` is the export's file name for the commands."""
-    final: dict[str, str] = dict.fromkeys(record.plan.names, "pending")
+    final: dict[str, str] = dict.fromkeys(record.plan.names, PENDING)
     for event in record.events:
         final[event.task] = str(event.status)
     first = next((e for e in record.events if e.status in FAILURE_STATUSES), None)
@@ -109,7 +109,7 @@ _BANDS = 30
 """Bands of plan levels in a summary: at most 30 * 29 / 2 = 435 edges between them."""
 _WORST_FIRST = (
     "failed", "timed_out", "upstream_failed", "cancelled", "running", "fallback", "skipped",
-    "pending", "succeeded",
+    PENDING, "succeeded",
 )  # fmt: skip
 
 

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ...engine.attempt import Executor
 from ...engine.canonical import loads
-from ...engine.clock import Clock
 from ...engine.driver import Driver, Stop
-from ...engine.events import FAILURE_STATUSES, RunStatus, Status
+from ...engine.events import FAILURE_STATUSES, PENDING, RunStatus, Status
 from ...engine.orchestrator import Run, TaskOrchestrator
 from ...engine.recorded_calls import CallSession
 from ...engine.resume import ResumeError
@@ -25,6 +24,7 @@ from ..errors import StoreError
 from ..export import RunRecord
 from ..store import RunStore
 from .fork import Fork, ForkClock
+from .settings import DEFAULT_SETTINGS, RunSettings
 
 __all__ = ["LiveRun", "RunSummary"]
 
@@ -105,57 +105,51 @@ class LiveRun:
         cls,
         workflow: Workflow,
         payload: Any,
+        settings: RunSettings = DEFAULT_SETTINGS,
         *,
-        store: RunStore | None = None,
-        executor: Executor | None = None,
-        clock: Clock | None = None,
-        isolation: str | None = None,
-        workers: int = 1,
         calls: CallSession | None = None,
     ) -> LiveRun:
-        """A new run of ``workflow`` for ``payload``, positioned before its first task, run
-        by ``workers`` threads.
+        """A new run of ``workflow`` for ``payload`` with ``settings``, positioned before its
+        first task.
 
         Args:
-            isolation: ``process`` runs every task in a child process, ``in-process`` none;
-                by default only the tasks whose workflow says ``isolation: process`` do.
-            calls: record (and answer) what the outside world says to each attempt (see
-                docs/recording.md); None records nothing.
+            calls: this run's session with the outside world instead of a recording one of
+                ``settings`` (see docs/recording.md).
         """
+        executor, isolation = settings.executor, settings.isolation
         if (_asks_for_process(workflow) and isolation != IN_PROCESS) or isolation == PROCESS:
             executor = _isolating(executor, isolation)
         orchestrator = TaskOrchestrator(
             workflow.graph,
             executor=executor,
-            clock=clock,
+            clock=settings.clock,
             on_failure=workflow.on_failure,
-            workers=workers,
+            workers=settings.workers,
         )
-        return cls(workflow, orchestrator.start(payload, calls=calls), store=store)
+        run = orchestrator.start(payload, calls=calls or settings.new_calls())
+        return cls(workflow, run, store=settings.store)
 
     @classmethod
     def fork(
         cls,
         fork: Fork,
+        settings: RunSettings = DEFAULT_SETTINGS,
         *,
-        store: RunStore | None = None,
-        clock: Clock | None = None,
-        executor: Executor | None = None,
         calls: CallSession | None = None,
     ) -> LiveRun:
-        """A new run re-running ``fork.task`` and its descendants with ``executor``, the
-        other tasks replayed from the record (see :mod:`.fork`); its export records what it
-        was forked from. ``calls`` answers (and records) the re-run tasks' requests."""
-        if _asks_for_process(fork.workflow):  # the re-run tasks; the kept ones run nowhere
-            executor = _isolating(executor, None)
+        """A new run re-running ``fork.task`` and its descendants with ``settings``, the other
+        tasks replayed from the record (see :mod:`.fork`); its export records what it was
+        forked from. ``calls`` answers (and records) the re-run tasks' requests."""
+        executor, isolation = settings.executor, settings.isolation
+        if (_asks_for_process(fork.workflow) and isolation != IN_PROCESS) or isolation == PROCESS:
+            executor = _isolating(executor, isolation)  # the re-run tasks: the kept run nowhere
         kept = fork.executor(executor)
         live = cls.start(
             fork.workflow,
             fork.payload,
-            store=store,
-            executor=kept,
-            clock=ForkClock(kept, clock),
-            isolation=IN_PROCESS,
+            replace(
+                settings, executor=kept, clock=ForkClock(kept, settings.clock), isolation=IN_PROCESS
+            ),
             calls=calls,
         )
         live.forked_from = fork.forked_from
@@ -164,16 +158,14 @@ class LiveRun:
     @classmethod
     def resume(
         cls,
-        store: RunStore,
         run_id: str,
+        settings: RunSettings,
         *,
-        executor: Executor | None = None,
-        clock: Clock | None = None,
         force: bool = False,
-        isolation: str | None = None,
         calls: CallSession | None = None,
     ) -> LiveRun:
-        """A stored run, ready to go on where it stopped (recording goes on too).
+        """A stored run of ``settings.store``, ready to go on where it stopped with
+        ``settings`` (recording goes on too).
 
         A run whose every task was stored but whose end was not (the process died between
         its last task and recording the end) comes back finished: its end is recorded now,
@@ -181,25 +173,30 @@ class LiveRun:
 
         Args:
             force: take the run over even when its lease still looks live.
-            isolation: as for :meth:`start`.
-            calls: record what the attempts still to run are answered (the recordings of
-                those that ran before are kept); a run that recorded goes on recording
-                without it.
+            calls: record what the attempts still to run are answered, instead of a recording
+                session of ``settings`` (the recordings of those that ran before are kept); a
+                run that recorded goes on recording without either.
 
         Raises:
             StoreError: unknown run, still running elsewhere, or an unusable store.
             ResumeError: the stored events do not fit the stored workflow.
         """
-        if isolation != IN_PROCESS:
-            executor = _isolating(executor, isolation)
+        store = settings.store
+        if store is None:
+            raise ValueError("resuming a run needs the store it is in")
+        executor = settings.executor
+        if settings.isolation != IN_PROCESS:
+            executor = _isolating(executor, settings.isolation)
         try:
             workflow, run = store.resume(
-                run_id, executor=executor, clock=clock, attach=False, force=force
+                run_id, executor=executor, clock=settings.clock, attach=False, force=force
             )
         except ResumeError as exc:
             raise ResumeError(f"run {run_id}: {exc}") from None
+        calls = calls or settings.new_calls()
         if calls is not None and not run.finished:
             run.record_calls(calls)
+        run.set_workers(settings.workers)
         live = cls(workflow, run, store=store, run_id=run_id)
         if run.finished:
             live._record_end()  # a failure to record it is live.problem, shown as a warning
@@ -294,8 +291,8 @@ class LiveRun:
     def summary(self) -> RunSummary:
         """Final statuses, final failures, the leaf outputs and the run digest."""
         run, graph = self.run, self.workflow.graph
-        counts = Counter(str(run.task_status(name) or "pending") for name in run.plan.names)
-        order = [*map(str, Status), "pending"]
+        counts = Counter(str(run.task_status(name) or PENDING) for name in run.plan.names)
+        order = [*map(str, Status), PENDING]
         failures = [
             (event.task, dict(event.error))
             for event in run.final_events()

@@ -11,6 +11,8 @@ import os
 import socket
 import time
 
+from .statuses import StoredStatus
+
 __all__ = ["LEASE_SECONDS", "effective_status", "holder", "lease_live", "lease_owner"]
 
 LEASE_SECONDS = 120.0
@@ -82,6 +84,6 @@ def holder(owner: str | None) -> str:
 def effective_status(status: str, owner: str | None, until: float | None) -> str:
     """A stored status as people should read it: ``running`` without a live lease is
     ``interrupted``."""
-    if status == "running" and not lease_live(owner, until):
-        return "interrupted"
+    if status == StoredStatus.RUNNING and not lease_live(owner, until):
+        return StoredStatus.INTERRUPTED
     return status

@@ -17,9 +17,11 @@ import time
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from .statuses import StoredStatus
+
 __all__ = ["STATUSES", "RunQuery", "RunRow", "Sort"]
 
-STATUSES = ("running", "interrupted", "abandoned", "succeeded", "failed", "cancelled")
+STATUSES = tuple(StoredStatus)
 """Every status a stored run can be read as, in the order a filter offers them."""
 
 
@@ -75,7 +77,7 @@ class RunRow:
 
     @property
     def duration(self) -> float | None:
-        if self.status in ("running", "interrupted"):
+        if self.status in (StoredStatus.RUNNING, StoredStatus.INTERRUPTED):
             return None
         started, ended = _epoch(self.started_at), _epoch(self.ended_at)
         if started is None or ended is None:
@@ -108,10 +110,10 @@ def browse_filter(
     clauses: list[str] = []
     params: list[object] = []
     if query.statuses:
-        plain = sorted(query.statuses - {"running"})  # never matches a row stored running
+        plain = sorted(query.statuses - {StoredStatus.RUNNING})  # never a row stored running
         ids = sorted(
-            (live if "running" in query.statuses else set())
-            | (dead if "interrupted" in query.statuses else set())
+            (live if StoredStatus.RUNNING in query.statuses else set())
+            | (dead if StoredStatus.INTERRUPTED in query.statuses else set())
         )
         marks = ", ".join("?" * len(plain))
         # One parameter for any number of ids (a store may hold many dead leases).
@@ -126,7 +128,7 @@ def browse_filter(
 
 
 _DURATION = (
-    "CASE WHEN status IN ('running', 'interrupted') THEN NULL "
+    f"CASE WHEN status IN ('{StoredStatus.RUNNING}', '{StoredStatus.INTERRUPTED}') THEN NULL "
     "ELSE julianday(updated_at) - julianday(started_at) END"
 )
 

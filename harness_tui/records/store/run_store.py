@@ -37,7 +37,7 @@ from typing import Any
 from ...engine.attempt import Executor
 from ...engine.capture import UNATTRIBUTED, AttemptLog
 from ...engine.clock import Clock
-from ...engine.events import RunStatus, Status, TraceEvent
+from ...engine.events import Status, TraceEvent
 from ...engine.orchestrator import RetiredStep, Run, TaskOrchestrator
 from ...engine.recorded_calls import Exchange
 from ...engine.resume import ResumeError
@@ -64,6 +64,7 @@ from .schema import (
     schema_version,
     tables_of_runs,
 )
+from .statuses import FINISHED, RESUMABLE, StoredStatus
 from .wal import check_wal, keep_copy
 from .writer import INSERT_LOG, GroupCommit
 
@@ -89,11 +90,6 @@ def _typed(row: tuple[Any, ...], columns: str, kinds: tuple[_Kinds, ...], run: s
 def _done(done: float, total: int) -> int:
     """Tasks done as people should read it: a damaged count is kept within the plan."""
     return int(min(max(done, 0), total))
-
-
-RESUMABLE = ("interrupted", "abandoned")
-"""Stored statuses beyond the engine's RunStatus: runs left unfinished, which resume takes."""
-FINISHED = frozenset(s.value for s in (RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.CANCELLED))
 
 
 def default_store_path() -> Path:
@@ -405,7 +401,7 @@ class RunStore:
                 "INSERT INTO runs (id, workflow_name, workflow_path, workflow_base, "
                 "workflow_source, workflow_digest, payload_text, payload_digest, plan_digest, "
                 "tasks_total, status, started_at, updated_at, lease_owner, lease_until, "
-                "forked_from) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?)",
+                "forked_from) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     run_id,
                     workflow.name,
@@ -417,6 +413,7 @@ class RunStore:
                     run.payload_digest,
                     run.plan.digest,
                     len(run.plan),
+                    StoredStatus.RUNNING,
                     _iso(wall),
                     _iso(wall),
                     lease_owner(),
@@ -494,7 +491,7 @@ class RunStore:
                 "UPDATE runs SET status = ?, run_digest = ?, updated_at = ?, lease_owner = NULL, "
                 "lease_until = NULL WHERE id = ? AND status NOT IN (?, ?, ?)",
                 (
-                    run.status.value if run.finished else "abandoned",
+                    run.status.value if run.finished else StoredStatus.ABANDONED,
                     run.digest if run.finished else None,
                     _iso(run.clock.wall()),
                     run_id,
@@ -507,9 +504,9 @@ class RunStore:
         self._writer.end(run_id)
         with self._transaction() as db:
             db.execute(
-                "UPDATE runs SET status = 'abandoned', updated_at = ?, lease_owner = NULL, "
-                "lease_until = NULL WHERE id = ? AND status = 'running'",
-                (_iso(time.time()), run_id),
+                "UPDATE runs SET status = ?, updated_at = ?, lease_owner = NULL, "
+                "lease_until = NULL WHERE id = ? AND status = ?",
+                (StoredStatus.ABANDONED, _iso(time.time()), run_id, StoredStatus.RUNNING),
             )
 
     # -- reading ----------------------------------------------------------------------------
@@ -561,7 +558,8 @@ class RunStore:
         with self._guard("cannot read"):
             db = self._db
             leased = db.execute(
-                "SELECT id, lease_owner, lease_until FROM runs WHERE status = 'running'"
+                "SELECT id, lease_owner, lease_until FROM runs WHERE status = ?",
+                (StoredStatus.RUNNING,),
             ).fetchall()
             live = {run_id for run_id, owner, until in leased if lease_live(owner, until)}
             where, params = browse_filter(query, live, {row[0] for row in leased} - live)
@@ -574,8 +572,8 @@ class RunStore:
             ).fetchall()
         page = []
         for run_id, name, path, payload, status, started, ended, done, total_tasks, digest in rows:
-            if status == "running":
-                status = "running" if run_id in live else "interrupted"
+            if status == StoredStatus.RUNNING and run_id not in live:
+                status = StoredStatus.INTERRUPTED
             page.append(
                 RunRow(
                     str(run_id),
@@ -606,7 +604,7 @@ class RunStore:
             ).fetchone()
             if row is None:
                 raise StoreError(f"no run {run_id!r} in {self.path}")
-            if effective_status(*row) == "running":
+            if effective_status(*row) == StoredStatus.RUNNING:
                 raise StoreError(
                     f"run {run_id} is running: {holder(row[1])} holds its lease; it is not deleted"
                 )
@@ -755,13 +753,13 @@ class RunStore:
         stored = self.load(run_id)
         if is_python_ref(stored.workflow.path):  # resuming runs code: import it again
             stored = replace(stored, workflow=_python_for_resume(stored))
-        if stored.status == "running" and not force:
+        if stored.status == StoredStatus.RUNNING and not force:
             raise StoreError(
                 f"run {run_id} is still running: {holder(stored.lease_owner)} holds its lease; "
                 "--force takes it over"
             )
         run = self._restore(stored, executor, clock)
-        if stored.status in RESUMABLE or stored.status == "running":
+        if stored.status in RESUMABLE or stored.status == StoredStatus.RUNNING:
             self._take_lease(stored, force)
             # Events of a task that never finished were not stored; nothing to delete.
             if attach:
@@ -786,9 +784,16 @@ class RunStore:
             if changed or (now != stored.status and not force):
                 raise StoreError(f"run {stored.id} was taken by {holder(owner)} meanwhile")
             taken = db.execute(
-                "UPDATE runs SET status = 'running', lease_owner = ?, lease_until = ? "
+                "UPDATE runs SET status = ?, lease_owner = ?, lease_until = ? "
                 "WHERE id = ? AND status = ? AND lease_owner IS ?",
-                (lease_owner(), time.time() + LEASE_SECONDS, stored.id, status, owner),
+                (
+                    StoredStatus.RUNNING,
+                    lease_owner(),
+                    time.time() + LEASE_SECONDS,
+                    stored.id,
+                    status,
+                    owner,
+                ),
             ).rowcount
             if taken != 1:
                 raise StoreError(f"run {stored.id} was taken by {holder(owner)} meanwhile")

@@ -19,6 +19,7 @@ from ...engine.errors import HarnessError
 from ...records.export import RunRecord, export_name
 from ...records.runs.live import LiveRun
 from ...records.store.queries import RunRow
+from ...records.store.statuses import StoredStatus
 from ..actions import BROWSER, READ_ONLY, Action, routed_bindings
 from ..browser import OpenMode, RunBrowser, open_mode
 from ..modals.confirm import ConfirmModal
@@ -30,13 +31,13 @@ from .acting import ActingScreen
 from .diff import record_diff_screen
 from .workbench_files import write_export
 
-RUN_STATUS_ROLES = {
-    "running": "accent",
-    "interrupted": "warning",
-    "abandoned": "secondary",
-    "succeeded": "success",
-    "failed": "error",
-    "cancelled": "warning",
+RUN_STATUS_ROLES: dict[str, str] = {
+    StoredStatus.RUNNING: "accent",
+    StoredStatus.INTERRUPTED: "warning",
+    StoredStatus.ABANDONED: "secondary",
+    StoredStatus.SUCCEEDED: "success",
+    StoredStatus.FAILED: "error",
+    StoredStatus.CANCELLED: "warning",
 }
 """The theme variable each run status is drawn in."""
 

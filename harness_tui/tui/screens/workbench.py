@@ -20,12 +20,14 @@ from textual.app import ComposeResult
 from textual.notifications import SeverityLevel
 from textual.widgets import Footer, Static
 
+from ...workflow.limits import LINE_CHARS
 from ..actions import INSPECTOR, READ_ONLY, WORKBENCH, Action, routed_bindings
 from ..controller import RunController
 from ..messages import RunUpdated
 from ..modals.quitting import QuittingModal
 from ..sanitize import shown
 from ..session import OpenError, Session
+from ..widgets.inspector import Inspector
 from ..widgets.run_header import RunHeader
 from ..widgets.run_panes import RunPanes
 from ..widgets.trace_panel import TracePanel
@@ -193,7 +195,7 @@ class WorkbenchScreen(ActingScreen):
             # Each line visible (a file name or a quoted value cannot break or drive it), as
             # plain text: error lines quote paths like payload.x[1], which are not markup.
             lines = [f"Cannot open {shown(error.path)}:", ""] + [
-                shown(x, 2_000) for x in error.lines
+                shown(x, LINE_CHARS) for x in error.lines
             ]
             errors.update(Text("\n".join(lines) + "\n\no: open another file · R: reload"))
         errors.display = True
@@ -233,6 +235,9 @@ class WorkbenchScreen(ActingScreen):
             return
         self.repaint(tasks)
         self.refresh_bindings_if_changed()
+
+    def on_inspector_calls_wanted(self, message: Inspector.CallsWanted) -> None:
+        self.views.show_calls(message.task, message.attempt, message.seq)
 
     def on_trace_panel_event_chosen(self, message: TracePanel.EventChosen) -> None:
         self.travel(lambda session: session.go_to(message.seq))

@@ -13,6 +13,7 @@ from ...engine.driver import StopReason
 from ...engine.errors import HarnessError
 from ...engine.events import RunStatus, TraceEvent
 from ...engine.graph import TaskNode
+from ...engine.recorded_calls import CallMode
 from ..controller import (
     Crashed,
     DriveStarted,
@@ -25,8 +26,15 @@ from ..controller import (
     Ticked,
 )
 from ..modals.confirm import ConfirmModal
+from ..modals.rerun import RerunModal
 from ..sanitize import visible
 from .workbench_host import Workbench
+
+ANSWERED = {
+    CallMode.OFFLINE: "; calls answered from the recording, nothing sent",
+    CallMode.FILL: "; calls answered from the recording, the rest sent",
+}
+"""What a re-run's notification adds when the recording answers it."""
 
 
 def held_hint(event: TraceEvent, node: TaskNode) -> str:
@@ -122,26 +130,35 @@ class RunActions:
         if not session.replay:
             self.replace_run(name, lambda: self._rerun_now(task))
             return
-        # A replay runs no code; a re-run does, the code this export names: ask first.
+        # A replay runs no code; a re-run does, the code this export names: ask first, and
+        # (when it recorded calls) how its tasks reach models and APIs: offline by default.
 
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self.replace_run(name, lambda: self._rerun_now(task))
+        def answered(mode: CallMode | bool | None) -> None:
+            if mode:
+                calls = mode if isinstance(mode, CallMode) else CallMode.LIVE
+                self.replace_run(name, lambda: self._rerun_now(task, calls))
 
         folder = Path(session.workflow.path).parent
         question = (
             f"Re-running from {task} runs task code: the modules this export names, imported "
             f"from beside the export, else from {folder}, and your Python path. Run it?"
         )
-        self.screen.app.push_screen(ConfirmModal(question, "Run the code"), answered)
+        problem = session.recordings_problem()
+        if problem is not None:
+            question += f" Its recorded calls cannot be read ({problem}): every request is sent."
+        recorded = sum(len(calls) for calls in session.recordings().values())
+        modal = (
+            RerunModal(question, recorded) if recorded else ConfirmModal(question, "Run the code")
+        )
+        self.screen.app.push_screen(modal, answered)
 
-    def _rerun_now(self, task: str) -> bool:
+    def _rerun_now(self, task: str, calls: CallMode = CallMode.LIVE) -> bool:
         """Fork the run on screen at ``task`` (a new, live run); it waits for a step."""
         session = self.controller.session
         if session is None:
             return False
         try:
-            fork = session.rerun_from(task)
+            fork = session.rerun_from(task, calls)
         except HarnessError as exc:
             self.screen.notify(str(exc), title="Cannot re-run", severity="error")
             return False
@@ -149,7 +166,8 @@ class RunActions:
         kept = len(fork.kept)
         keeps = "1 task keeps what it" if kept == 1 else f"{kept} tasks keep what they"
         found = f"; task code from {fork.code_folder}" if fork.code_folder is not None else ""
-        self.screen.notify(f"re-running from {task}: {keeps} did{found}; step or continue")
+        said = ANSWERED.get(session.answering, "") if session.answering else ""
+        self.screen.notify(f"re-running from {task}: {keeps} did{found}{said}; step or continue")
         return False
 
     # -- signals and settings ---------------------------------------------------------------

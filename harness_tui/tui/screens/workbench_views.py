@@ -4,15 +4,18 @@ selected task's logs, the run's timeline and the inspected failure's full error.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 
 from ...engine.events import TraceEvent
 from ..modals.filter_text import FilterTextModal
 from ..modals.find_task import FindTaskModal
 from ..modals.logs import LogsModal
 from ..modals.timeline import TimelineModal
+from ..sanitize import shown
 from ..widgets.dag_view import DagView
 from ..widgets.inspector import Inspector
 from ..widgets.status_styles import status_styles
+from .calls import CallsModal
 from .workbench_host import Workbench
 
 
@@ -47,6 +50,7 @@ class ViewActions:
             "find-task": self.find,
             "show-logs": self.show_logs,
             "show-timeline": self.show_timeline,
+            "show-calls": lambda: self.show_calls(self.screen.selected),
             "show-traceback": lambda: self.screen.panes.query_one(
                 Inspector
             ).action_show_traceback(),
@@ -105,6 +109,35 @@ class ViewActions:
             self.screen.notify("select a task first (arrows, or / to find one)")
             return
         self.screen.app.push_screen(LogsModal(session.run, task))
+
+    def show_calls(
+        self, task: str | None, attempt: int | None = None, seq: int | None = None
+    ) -> None:
+        """Open the calls of ``task``'s attempt (the latest one shown by default), with the
+        cursor on call ``seq`` when given."""
+        session = self.screen.session
+        if session is None:
+            return
+        if task is None:
+            self.screen.notify("select a task first (arrows, or / to find one)")
+            return
+        latest = session.attempt_shown(task)
+        if latest < 1:
+            self.screen.notify(f"{shown(task)} has not run yet: no calls")
+            return
+        problem = session.recordings_problem()
+        if problem is not None:
+            self.screen.notify(problem, title="Recorded calls unreadable", severity="error")
+            return
+        if not session.recordings():
+            self.screen.notify(
+                "this run recorded no calls: open --record records the runs started here, "
+                "run --record those of the command line"
+            )
+            return
+        at = attempt or latest
+        calls = partial(session.exchanges, task)
+        self.screen.app.push_screen(CallsModal(task, latest, at, calls, seq))
 
     def show_timeline(self) -> None:
         """Open the timeline: live while the run goes on, recorded timings in replay."""

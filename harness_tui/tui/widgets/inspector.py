@@ -8,19 +8,23 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from rich.text import Text
+from textual.message import Message
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from ..actions import INSPECTOR, bindings
+from ..call_text import diff_text
+from ..inspection import CallsShown
 from ..modals.traceback import TracebackModal
 from ..sanitize import inert, visible
 
 MAX_CHILDREN = 200
 MAX_STRING = 400
-FAILURE_SECTIONS = ("error", "traceback")
+FAILURE_SECTIONS = ("error", "divergence", "traceback")
 """Sections about a failure: Enter on them opens the full view instead of folding."""
 
 
@@ -38,12 +42,22 @@ class Inspector(Tree[Any]):
         "inspector--error",
     }
 
+    @dataclass
+    class CallsWanted(Message):
+        """Enter on the ``calls`` section: open the calls view of ``task``'s ``attempt`` at
+        call ``seq``."""
+
+        task: str
+        attempt: int
+        seq: int | None
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__("inspector", id=id)
         self.show_root = False
         self.guide_depth = 3
         self._shown: tuple[str, list[tuple[str, Any]], bool] | None = None
         self._failure_nodes: set[int] = set()
+        self._calls_nodes: dict[int, CallsShown] = {}  # node id -> the calls it lists
 
     def show(self, title: str, sections: list[tuple[str, Any]], *, open_all: bool = False) -> None:
         """Show ``sections`` (name, JSON value) under a title (a no-op if nothing changed:
@@ -53,8 +67,12 @@ class Inspector(Tree[Any]):
         self._shown = (title, sections, open_all)
         self.clear()
         self._failure_nodes.clear()
+        self._calls_nodes.clear()
         self.root.set_label(inert(title))
         for name, value in sections:
+            if isinstance(value, CallsShown):
+                self._fill_calls(value)
+                continue
             failure = name in FAILURE_SECTIONS
             style = "inspector--error" if failure else "inspector--section"
             label = Text(name, style=self.get_component_rich_style(style))
@@ -71,13 +89,18 @@ class Inspector(Tree[Any]):
         self.root.expand()
 
     def failure(self) -> tuple[Mapping[str, str] | None, str | None]:
-        """The error (``{"type", "message"}``) and traceback of what is shown, if it failed."""
+        """The error (``{"type", "message"}``) and traceback of what is shown, if it failed;
+        a diverged attempt's field diff goes before its traceback."""
         shown = dict(self._shown[1]) if self._shown else {}
         error, traceback = shown.get("error"), shown.get("traceback")
-        return (
-            error if isinstance(error, Mapping) else None,
-            traceback if isinstance(traceback, str) else None,
-        )
+        traceback = traceback if isinstance(traceback, str) else None
+        divergence = shown.get("divergence")
+        if isinstance(divergence, list) and divergence:
+            diff = "How the request differs from the nearest recorded one:\n" + diff_text(
+                divergence
+            )
+            traceback = diff if traceback is None else f"{diff}\n\n{traceback}"
+        return (error if isinstance(error, Mapping) else None, traceback)
 
     def action_show_traceback(self) -> None:
         """Open the full error message and traceback of what is shown, or say why not."""
@@ -98,8 +121,28 @@ class Inspector(Tree[Any]):
             node = node.parent
         if node is not None and node.id in self._failure_nodes:
             self.action_show_traceback()
+        elif node is not None and node.id in self._calls_nodes:
+            chosen = self.cursor_node
+            seq = chosen.data if chosen is not None and isinstance(chosen.data, int) else None
+            calls = self._calls_nodes[node.id]
+            self.post_message(self.CallsWanted(calls.task, calls.attempt, seq))
         else:
             super().action_select_cursor()
+
+    def _fill_calls(self, shown: CallsShown) -> None:
+        """One leaf per call (its summary line); Enter opens the calls view there."""
+        label = Text("calls", style=self.get_component_rich_style("inspector--section"))
+        count = f"{shown.count} call{'s' if shown.count != 1 else ''}"
+        label.append(f" · attempt {shown.attempt} · {count}  enter: calls view", style="dim")
+        node = self.root.add(label, data=None, expand=True)
+        self._calls_nodes[node.id] = shown
+        for seq, line in shown.lines:
+            node.add_leaf(Text(line), data=seq)  # summary_line made it visible
+        if shown.count > len(shown.lines):
+            more = shown.count - len(shown.lines)
+            node.add_leaf(
+                Text(f"… {more} more (enter: the calls view lists them all)", style="dim")
+            )
 
     def _fill_lines(self, node: TreeNode[Any], text: str) -> None:
         """One leaf per line: a tree label shows a single line."""

@@ -27,6 +27,7 @@ class HeaderParts:
     progress: str
     cursor: str = ""
     recording: bool = False
+    answering: str = ""  # a re-run answered from a recording: offline or fill
 
 
 def _compose(parts: HeaderParts, name: str, path: str, payload: bool) -> Text:
@@ -34,7 +35,10 @@ def _compose(parts: HeaderParts, name: str, path: str, payload: bool) -> Text:
     if parts.replay:
         text.append(" REPLAY ", style="bold reverse")
         text.append(" ")
-    if parts.recording:  # live runs record what HTTP services and io.call answer
+    if parts.answering:  # models and APIs answered from the recording, not asked
+        text.append(f" {parts.answering.upper()} ", style="bold reverse")
+        text.append(" ")
+    elif parts.recording:  # live runs record what HTTP services and io.call answer
         text.append(" REC ", style="bold reverse")
         text.append(" ")
     text.append(name, style="bold")
@@ -66,8 +70,8 @@ def header_text(parts: HeaderParts, width: int) -> Text:
 
 
 class RunHeader(Widget):
-    """Workflow, file, payload digest, mode (replay, recording), run status, progress and the
-    time cursor.
+    """Workflow, file, payload digest, mode (replay, recording, answered from a recording),
+    run status, progress and the time cursor.
 
     A plain widget with a fixed height: updating it repaints one line, never the layout.
     """
@@ -119,4 +123,5 @@ def _parts(session: Session, running: bool) -> HeaderParts:
         progress=f"{done}/{total}",
         cursor=cursor,
         recording=session.recording,
+        answering="" if session.answering is None else session.answering.value,
     )
