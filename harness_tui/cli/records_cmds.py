@@ -210,15 +210,13 @@ def _finish(live: LiveRun, quiet: bool, export_to: str | None, fmt: str, redact:
     asked to record and could not (a full disk) says so even with ``quiet`` and exits 1:
     its record failed, whatever the run did."""
     from ..engine.events import RunStatus
-    from .children import leaving_on_ctrl_c
 
-    with leaving_on_ctrl_c():
-        if not quiet:
-            _summary(live)
-        if live.problem:
-            echo_error_line(f"error: {live.problem}")
-        if export_to:
-            _write_export(live.export(redact=[k for k in redact.split(",") if k]), export_to, fmt)
+    if not quiet:
+        _summary(live)
+    if live.problem:
+        echo_error_line(f"error: {live.problem}")
+    if export_to:
+        _write_export(live.export(redact=[k for k in redact.split(",") if k]), export_to, fmt)
     status = live.run.status
     if status is RunStatus.CANCELLED:
         sys.exit(EXIT_INTERRUPTED)
