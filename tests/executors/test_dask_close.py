@@ -52,18 +52,21 @@ class _Client:
 
 
 class _LocalCluster:
-    def __init__(self, steps: list[str]) -> None:
+    def __init__(self, steps: list[str], error: BaseException | None) -> None:
         self.steps = steps
+        self.error = error
 
     def close(self) -> None:
         self.steps.append("close the cluster")
+        if self.error is not None:
+            raise self.error
 
 
 def _cluster(steps: list[str], scratch: Path, error: BaseException | None = None) -> DaskCluster:
     """A DaskCluster around stand-ins for Dask's client and LocalCluster."""
     cluster = object.__new__(DaskCluster)
     cluster.client = _Client(steps, error)
-    cluster.cluster = _LocalCluster(steps)
+    cluster.cluster = _LocalCluster(steps, error)  # each step fails, if one does
     cluster._scratch = str(scratch)
     cluster.remote = None
     cluster._plugin = lambda name, files: None
@@ -73,7 +76,17 @@ def _cluster(steps: list[str], scratch: Path, error: BaseException | None = None
     return cluster
 
 
-@pytest.mark.parametrize("error", [None, OSError("stands for CommClosedError")])
+@pytest.mark.parametrize(
+    "error",
+    [
+        None,
+        OSError("stands for CommClosedError"),
+        # LocalCluster.close() raises this when a worker that died and was restarted is
+        # reported gone as the cluster closes (its status watcher meets an unknown address).
+        KeyError("tcp://127.0.0.1:40225"),
+    ],
+    ids=["clean", "comm-closed", "unknown-worker"],
+)
 def test_close_cancels_what_is_submitted_then_closes_client_then_cluster(
     tmp_path: Path, error: BaseException | None
 ) -> None:
