@@ -1,11 +1,13 @@
-"""Parallel execution against its ideal and against dask's threaded scheduler, in one run.
+"""Parallel execution against dask's threaded scheduler on the same graphs, in one run.
 
-1. 200 independent tasks that each wait 20 ms, then a fan-in, with 8 workers: the ideal is
-   200 x 20 ms / 8 = 0.5 s. Printed: our time / ideal (target <= 1.25) and our time / dask's
-   threaded scheduler on the same graph with 8 workers (target <= 1.0); the same with
-   ``async def`` tasks awaiting ``asyncio.sleep``.
-2. 10,000 trivial tasks (wide) with 4 threads: per-task overhead against dask's threaded
-   scheduler (target: no more than dask's), and our serial overhead against our 4-thread one.
+1. Four DAG shapes with 8 workers, tasks that wait (``time.sleep``): 8 independent chains of
+   10 x 50 ms; 5 layers of one 500 ms task and seven 20 ms tasks (each task depends on the
+   previous layer's fast tasks); a random 200-task DAG (seeded) of 0-50 ms tasks; 100 x 50 ms
+   independent tasks. Rounds interleave ours and dask's; printed: wall medians with their
+   spread (min-max), the critical path, and ours / dask (targets: <= 1.15 on the three deep
+   shapes, <= 1.05 on the wide one). The same for ``async def`` tasks on the wide shape.
+2. 10,000 trivial tasks (wide) with 4 threads: per-task wall and CPU time against dask's
+   threaded scheduler with 4 workers, and our serial cost (15 interleaved rounds).
 
 3. ``--executor dask`` (needs ``harness-tui[dask]``): a LocalCluster of 2 worker processes
    (its start-up timed and printed apart). 16 CPU-bound tasks of about 0.25 s each: serial
@@ -16,13 +18,15 @@
 
 Dask is optional (``pip install dask``); without it the dask columns are skipped.
 
-Run: python benchmarks/bench_parallel.py [--rounds 3] [--only-dask]
+Run: python benchmarks/bench_parallel.py [--rounds 5] [--only-dask | --only-threads] [--only SHAPE]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import random
+import statistics
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -30,18 +34,67 @@ from typing import Any
 from harness_tui.engine.graph import TaskGraph, TaskNode
 from harness_tui.engine.orchestrator import TaskOrchestrator
 
-WAIT = 0.02
-WIDTH = 200
 WORKERS = 8
+
+Shape = dict[str, tuple[float, tuple[str, ...]]]
+"""A DAG as ``{name: (seconds, dependencies)}``, built once for both schedulers."""
+
+
+def chains(count: int = 8, length: int = 10, seconds: float = 0.05) -> Shape:
+    return {
+        f"c{c}_{i:02d}": (seconds, (f"c{c}_{i - 1:02d}",) if i else ())
+        for c in range(count)
+        for i in range(length)
+    }
+
+
+def layers(count: int = 5, fast: int = 7, slow: float = 0.5, quick: float = 0.02) -> Shape:
+    shape: Shape = {}
+    previous: tuple[str, ...] = ()
+    for layer in range(count):
+        shape[f"l{layer}_slow"] = (slow, previous)
+        names = tuple(f"l{layer}_fast{i}" for i in range(fast))
+        for name in names:
+            shape[name] = (quick, previous)
+        previous = names
+    return shape
+
+
+def random_dag(count: int = 200, most: float = 0.05, seed: int = 31) -> Shape:
+    rng = random.Random(seed)
+    shape: Shape = {}
+    for i in range(count):
+        deps = sorted(rng.sample(range(i), min(i, rng.randint(0, 3))))
+        shape[f"r{i:03d}"] = (rng.uniform(0, most), tuple(f"r{d:03d}" for d in deps))
+    return shape
+
+
+def wide(count: int = 100, seconds: float = 0.05) -> Shape:
+    return {f"w{i:03d}": (seconds, ()) for i in range(count)}
+
+
+SHAPES: dict[str, tuple[Callable[[], Shape], float]] = {
+    "8 chains of 10 x 50 ms": (chains, 1.15),
+    "5 layers of 1 x 500 ms + 7 x 20 ms": (layers, 1.15),
+    "random 200-task DAG, 0-50 ms": (random_dag, 1.15),
+    "wide 100 x 50 ms": (wide, 1.05),
+}
+
+
+def critical_path(shape: Shape) -> float:
+    longest: dict[str, float] = {}
+    for name, (seconds, deps) in shape.items():  # declared after their dependencies
+        longest[name] = seconds + max((longest[d] for d in deps), default=0.0)
+    return max(longest.values())
 
 
 def wait(inputs: Mapping[str, Any]) -> int:
-    time.sleep(WAIT)
+    time.sleep(inputs["params"]["seconds"])
     return 1
 
 
 async def async_wait(inputs: Mapping[str, Any]) -> int:
-    await asyncio.sleep(WAIT)
+    await asyncio.sleep(inputs["params"]["seconds"])
     return 1
 
 
@@ -49,15 +102,11 @@ def trivial(inputs: Mapping[str, Any]) -> int:
     return 1
 
 
-def count(inputs: Mapping[str, Any]) -> int:
-    return len(inputs["context"]["results"])
-
-
-def fan(width: int, fn: Callable[[Mapping[str, Any]], Any]) -> TaskGraph:
-    names = [f"w{i:05d}" for i in range(width)]
-    nodes = [TaskNode(name, fn, timeout_seconds=None) for name in names]
-    nodes.append(TaskNode("fan_in", count, depends_on=tuple(names), timeout_seconds=None))
-    return TaskGraph.from_nodes(nodes)
+def as_graph(shape: Shape, fn: Callable[[Mapping[str, Any]], Any] = wait) -> TaskGraph:
+    return TaskGraph.from_nodes(
+        TaskNode(name, fn, depends_on=deps, params={"seconds": seconds}, timeout_seconds=None)
+        for name, (seconds, deps) in shape.items()
+    )
 
 
 def ours(graph: TaskGraph, workers: int) -> float:
@@ -68,55 +117,116 @@ def ours(graph: TaskGraph, workers: int) -> float:
     return elapsed
 
 
-def dask_time(width: int, fn: Callable[[Any], Any], workers: int) -> float | None:
+def _sleep_then(seconds: float, *deps: Any) -> int:
+    time.sleep(seconds)
+    return 1
+
+
+def _one(*deps: Any) -> int:
+    return 1
+
+
+def dask_time(shape: Shape, workers: int, trivial_tasks: bool = False) -> float | None:
+    """dask's threaded scheduler on the same DAG, or None without dask."""
     try:
-        import dask
         from dask.threaded import get
     except ImportError:
         return None
-    graph: dict[str, Any] = {f"w{i:05d}": (fn, None) for i in range(width)}
-    graph["fan_in"] = (len, [f"w{i:05d}" for i in range(width)])
+    graph: dict[str, Any] = {
+        name: (_one, *deps) if trivial_tasks else (_sleep_then, seconds, *deps)
+        for name, (seconds, deps) in shape.items()
+    }
     started = time.perf_counter()
-    with dask.config.set(num_workers=workers):
-        get(graph, "fan_in", num_workers=workers)
+    get(graph, list(shape), num_workers=workers)
     return time.perf_counter() - started
+
+
+def spread(times: list[float]) -> str:
+    return f"{statistics.median(times):.3f} s ({min(times):.3f}-{max(times):.3f})"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--only-dask", action="store_true", help="Only part 3.")
+    parser.add_argument("--only", help="Only the shapes whose name contains this.")
+    parser.add_argument("--cpu-rounds", type=int, default=15, help="Rounds of part 2.")
+    parser.add_argument("--only-threads", action="store_true", help="Only parts 1 and 2.")
     args = parser.parse_args()
     if not args.only_dask:
-        threads(args.rounds)
-    on_dask(args.rounds)
+        threads(args.rounds, args.only, args.cpu_rounds)
+    if args.only is None and not args.only_threads:
+        on_dask(args.rounds)
 
 
-def threads(rounds: int) -> None:
-    waits = fan(WIDTH, wait)
-    ideal = WIDTH * WAIT / WORKERS
-    best = min(ours(waits, WORKERS) for _ in range(rounds))
-    print(f"{WIDTH} x {WAIT * 1000:.0f} ms waits + fan-in, {WORKERS} workers: {best:.3f} s, "
-          f"ideal {ideal:.3f} s, ratio {best / ideal:.2f} (target <= 1.25)")  # fmt: skip
-    theirs = [dask_time(WIDTH, lambda _: time.sleep(WAIT), WORKERS) for _ in range(rounds)]
-    if theirs[0] is not None:
-        dask_best = min(t for t in theirs if t is not None)
-        print(f"  dask threaded: {dask_best:.3f} s; ours / dask = {best / dask_best:.2f} "
-              "(target <= 1.0)")  # fmt: skip
-    coroutines = fan(WIDTH, async_wait)
-    best_async = min(ours(coroutines, WORKERS) for _ in range(rounds))
-    print(f"the same with async def and asyncio.sleep: {best_async:.3f} s, ratio "
-          f"{best_async / ideal:.2f} (target <= 1.25)")  # fmt: skip
-    trivials = fan(10_000, trivial)
-    serial = min(ours(trivials, 1) for _ in range(rounds)) / 10_000 * 1e6
-    threaded = min(ours(trivials, 4) for _ in range(rounds)) / 10_000 * 1e6
-    print(f"10,000 trivial tasks: serial {serial:.1f} us/task, 4 threads {threaded:.1f} us/task "
-          f"(threads / serial = {threaded / serial:.2f})")  # fmt: skip
-    theirs = [dask_time(10_000, lambda _: 1, 4) for _ in range(rounds)]
-    if theirs[0] is not None:
-        dask_per_task = min(t for t in theirs if t is not None) / 10_000 * 1e6
-        print(f"  dask threaded, 4 workers: {dask_per_task:.1f} us/task; ours / dask = "
-              f"{threaded / dask_per_task:.2f} (target <= 1.0)")  # fmt: skip
+def threads(rounds: int, only: str | None, cpu_rounds: int) -> None:
+    print(f"{WORKERS} workers, medians of {rounds} (min-max), rounds interleaved with dask's")
+    for title, (make, target) in SHAPES.items():
+        if only is not None and only not in title:
+            continue
+        shape = make()
+        graph = as_graph(shape)
+        mine: list[float] = []
+        theirs: list[float] = []
+        for _ in range(rounds):
+            mine.append(ours(graph, WORKERS))
+            dask = dask_time(shape, WORKERS)
+            if dask is not None:
+                theirs.append(dask)
+        line = f"{title}: ours {spread(mine)}, critical path {critical_path(shape):.3f} s"
+        if theirs:
+            ratio = statistics.median(mine) / statistics.median(theirs)
+            line += f"; dask {spread(theirs)}; ours / dask {ratio:.2f} (target <= {target})"
+        print(line)
+    if only is not None:
+        return
+    shape = wide()
+    coroutines = as_graph(shape, async_wait)
+    mine = [ours(coroutines, WORKERS) for _ in range(rounds)]
+    print(f"wide 100 x 50 ms, async def and asyncio.sleep: ours {spread(mine)}")
+    trivial_tasks(cpu_rounds)
+
+
+def trivial_tasks(rounds: int) -> None:
+    """10,000 trivial tasks: wall and CPU time (the whole process's: every thread) per task,
+    serial, 4 threads and dask threaded with 4 workers, interleaved rounds."""
+    shape: Shape = {f"t{i:05d}": (0.0, ()) for i in range(10_000)}
+    graph = as_graph(shape, trivial)
+    times: dict[str, tuple[list[float], list[float]]] = {
+        "serial": ([], []), "4 threads": ([], []), "dask threaded 4": ([], []),
+    }  # fmt: skip
+
+    def one(name: str) -> float | None:
+        if name == "serial":
+            return ours(graph, 1)
+        if name == "4 threads":
+            return ours(graph, 4)
+        return dask_time(shape, 4, trivial_tasks=True)
+
+    for _ in range(rounds):
+        for name in times:
+            cpu = time.process_time()
+            wall = one(name)
+            if wall is None:
+                continue
+            times[name][0].append(wall / 10_000 * 1e6)
+            times[name][1].append((time.process_time() - cpu) / 10_000 * 1e6)
+    print(f"10,000 trivial tasks, medians of {rounds} interleaved rounds (min-max):")
+    for name, (walls, cpus) in times.items():
+        if walls:
+            print(f"  {name:16} wall {per_task(walls)}, CPU {per_task(cpus)}")
+    threads, dask = times["4 threads"], times["dask threaded 4"]
+    if dask[0]:
+        print(f"  4 threads / dask threaded 4: wall {ratio(threads[0], dask[0]):.2f}, CPU "
+              f"{ratio(threads[1], dask[1]):.2f} (target <= 1.1)")  # fmt: skip
+
+
+def ratio(ours: list[float], theirs: list[float]) -> float:
+    return statistics.median(ours) / statistics.median(theirs)
+
+
+def per_task(micros: list[float]) -> str:
+    return f"{statistics.median(micros):.1f} us/task ({min(micros):.1f}-{max(micros):.1f})"
 
 
 CPU_TASKS = 16

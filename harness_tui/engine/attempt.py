@@ -73,7 +73,8 @@ class Attempt(NamedTuple):
         log: where the attempt's output is captured, or None to let it through.
         clock: the run's clock: timeouts are measured on it.
         detach: run it in a helper thread even without a timeout, so that a stop reaches it
-            (the engine asks for it in parallel runs).
+            (a parallel run does without: a stop takes over the job instead, see
+            :mod:`.parallel`).
         away: a copy unpickled in another process: its outcome carries its log.
         io: the attempt's recorder of HTTP and recorded calls (docs/recording.md), or None
             when the run records nothing. Sent to another process as its settings and the

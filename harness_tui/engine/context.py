@@ -15,7 +15,7 @@ from .events import Status, TraceEvent
 from .graph import TaskGraph, TaskNode
 from .recorded_calls import AttemptIO, CallSession
 from .scheduler import Plan, PlanStep
-from .state import RunState
+from .state import Outcomes, RunState
 
 __all__ = ["Listener", "RunContext"]
 
@@ -31,10 +31,12 @@ class RunContext:
         graph: the validated task graph.
         plan: the run's plan.
         state: the append-only log of events and committed outputs.
+        outcomes: what a task reads of the tasks before it (the state itself, except for a
+            task run ahead in a parallel run: see :mod:`.parallel`).
         clock: where time comes from (I5).
         executor: where attempts run.
         attempt: the attempt in flight on this context's thread (a stop cancels it).
-        detach: run attempts in a helper thread that a stop can leave (parallel runs).
+        detach: run attempts in a helper thread that a stop can leave.
         payload_text: the payload's canonical JSON.
         payload_digest: sha256 of :attr:`payload_text`.
         cancelled: set when the user stops the run (any thread may set it).
@@ -54,8 +56,8 @@ class RunContext:
     __slots__ = (
         "_now", "_params_texts", "_wall", "attempt", "calls", "cancelled", "clock", "detach",
         "exceptions", "executor", "graph", "listener_errors", "listeners", "log_limit",
-        "log_listeners", "logs", "payload_digest", "payload_text", "plan", "returned", "state",
-        "unattributed", "worker",
+        "log_listeners", "logs", "outcomes", "payload_digest", "payload_text", "plan",
+        "returned", "state", "unattributed", "worker",
     )  # fmt: skip
 
     def __init__(
@@ -75,6 +77,7 @@ class RunContext:
         self.executor = executor
         self.listeners = listeners
         self.state = RunState()
+        self.outcomes: Outcomes = self.state
         # Each task's last exception raised in this process: beside the trace, never in it.
         self.exceptions: dict[str, BaseException] = {}
         # The article's run() prints outputs with the keys in the order tasks returned them:
@@ -95,7 +98,7 @@ class RunContext:
         self.calls = calls
         self.worker = 0  # the run's own thread (a parallel run's jobs say theirs)
         self.attempt: Attempt | None = None  # the attempt in flight, for a stop to reach
-        self.detach = False  # attempts run where a stop can leave them (a parallel run's)
+        self.detach = False  # attempts run where a stop can leave them
         self.unattributed = LogBuffer(
             "", 0, log_limit or DEFAULT_LOG_LIMIT, None, self.log_listeners
         )
@@ -110,10 +113,13 @@ class RunContext:
 
     def end_log(self, buffer: LogBuffer) -> None:
         """The attempt ended: close its buffer, and forget it when it stayed empty (a run of
-        100,000 quiet tasks then keeps no buffer at all)."""
+        100,000 quiet tasks then keeps no buffer at all). A job dropped by a stop may end
+        after the task began again in a new job: that job's buffer stays."""
         buffer.close()
         if not len(buffer) and not buffer.truncated:
-            del self.logs[(buffer.task, buffer.attempt)]
+            key = (buffer.task, buffer.attempt)
+            if self.logs.get(key) is buffer:  # not the buffer of the task's next job
+                del self.logs[key]
 
     def new_io(self, task: str, attempt: int) -> AttemptIO | None:
         """The recorder of an attempt's calls (None when the run records nothing)."""

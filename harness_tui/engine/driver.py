@@ -7,7 +7,8 @@ run ahead behind the same interface (see :mod:`.parallel`), and a breakpoint hol
 dispatch too.
 
 - **Hold**: a breakpoint on task *k* holds dispatch of every plan index >= *k*; the step the
-  drive started on runs even if it is a breakpoint (you are on it).
+  drive started on runs even if it is a breakpoint (you are on it). A drive that returned
+  holds everything: jobs already running finish, nothing new starts until the next drive.
 - **Hooks**: ``after_attempt`` sees each attempt's final event as it happens and may ask to
   pause once the step retires (break on failure); ``after_step`` sees each retired step's
   events and may stop the drive; ``on_events`` receives the events in batches.
@@ -67,7 +68,7 @@ class Steppable(Protocol):
 
     def cancel(self) -> None: ...
 
-    def hold_dispatch(self, breakpoints: Collection[str]) -> None: ...
+    def hold_dispatch(self, breakpoints: Collection[str] | None) -> None: ...
 
     def add_listener(self, listener: Callable[[TraceEvent], None]) -> None: ...
 
@@ -193,6 +194,7 @@ class Driver:
             if batch and self.on_events is not None:
                 self.on_events(batch)
         finally:
+            run.hold_dispatch(None)  # a drive that returned starts nothing more ahead
             run.remove_listener(self._watch_attempt)
             self._busy.release()
         return stop
@@ -200,6 +202,9 @@ class Driver:
     def _loop(self, single: bool, batch: list[TraceEvent], last: float) -> Stop:
         run = self.run
         first = True
+        paused = self._pause.is_set
+        deliver = self.on_events  # set between drives, never during one
+        delivers = deliver is not None
         while not run.finished:
             upcoming = run.next_step
             if not first and upcoming is not None and upcoming.task in self.breakpoints:
@@ -207,7 +212,8 @@ class Driver:
             first = False
             run.hold_dispatch(self.breakpoints)
             events = run.step()
-            batch.extend(events)
+            if delivers:
+                batch.extend(events)
             if self._was_held:  # the user already stopped at this step's failure
                 self._was_held = False
                 single = single or self._single_after_release
@@ -216,12 +222,12 @@ class Driver:
             failed = self._failed_attempt
             if failed is not None and not run.finished:
                 return Stop(StopReason.FAILURE, failed.task)
-            if self._pause.is_set() or (self.after_step and self.after_step(events)):
+            if paused() or (self.after_step and self.after_step(events)):
                 return Stop(StopReason.FINISHED if run.finished else StopReason.PAUSED)
-            if self.on_events is not None and batch:
+            if deliver is not None and batch:
                 now = self._now()
                 if now - last >= self.batch_seconds:
-                    self.on_events(batch[:])
+                    deliver(batch[:])
                     batch.clear()
                     last = now
         return Stop(StopReason.FINISHED)

@@ -8,7 +8,7 @@ Timeouts, two ways:
   ``except Exception`` in user code does not catch. The attempt really stops (unless it is
   blocked inside C code that ignores signals), and it costs no system call per attempt.
 - ``thread`` (everywhere else, and for every *detached* attempt: one a stop must reach even
-  without a timeout, as in a parallel run or the workbench): the attempt runs in a helper
+  without a timeout, as in the workbench): the attempt runs in a helper
   thread that the calling thread keeps, and the caller stops waiting at the limit. Python
   cannot kill a thread, so a timed-out call keeps running in the background until it returns;
   its late result is discarded and the helper is replaced.

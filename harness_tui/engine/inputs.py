@@ -11,7 +11,7 @@ from .clock import Clock
 from .graph import TaskGraph, TaskNode
 from .recorded_calls import io
 from .scheduler import PlanStep
-from .state import RunState
+from .state import Outcomes
 
 if TYPE_CHECKING:
     from .context import RunContext
@@ -26,11 +26,11 @@ class ResultsView(Mapping[str, Any]):
     asked for it, so a task that mutates what it read changes only its own copy.
     """
 
-    __slots__ = ("_ancestors", "_cache", "_graph", "_state", "_task")
+    __slots__ = ("_ancestors", "_cache", "_graph", "_outcomes", "_task")
 
-    def __init__(self, graph: TaskGraph, state: RunState, task: str) -> None:
+    def __init__(self, graph: TaskGraph, outcomes: Outcomes, task: str) -> None:
         self._graph = graph
-        self._state = state
+        self._outcomes = outcomes
         self._task = task
         self._cache: dict[str, Any] = {}
         self._ancestors: set[str] | None = None
@@ -45,7 +45,7 @@ class ResultsView(Mapping[str, Any]):
     def __getitem__(self, name: str) -> Any:
         if name in self._cache:
             return self._cache[name]
-        commit = self._state.commits.get(name)
+        commit = self._outcomes.output(name)
         if commit is None or not self._is_ancestor(name):
             raise KeyError(name)
         value = self._cache[name] = commit.value()
@@ -54,9 +54,8 @@ class ResultsView(Mapping[str, Any]):
     def _names(self) -> list[str]:
         if self._ancestors is None:
             self._ancestors = self._graph.ancestors(self._task)
-        # Commit order is plan order: iteration is deterministic. A copy, taken at once:
-        # in a parallel run other tasks retire (and commit) while this one reads.
-        return [n for n in list(self._state.commits) if n in self._ancestors]
+        # Plan order: iteration is deterministic.
+        return [n for n in self._outcomes.output_names() if n in self._ancestors]
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._names())
@@ -65,7 +64,11 @@ class ResultsView(Mapping[str, Any]):
         return len(self._names())
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and name in self._state.commits and self._is_ancestor(name)
+        return (
+            isinstance(name, str)
+            and self._outcomes.output(name) is not None
+            and self._is_ancestor(name)
+        )
 
 
 class TaskInputs(Mapping[str, Any]):
@@ -119,7 +122,7 @@ class TaskInputs(Mapping[str, Any]):
         if key == "payload":
             value: Any = loads(context.payload_text)
         elif key == "context":
-            value = {"results": ResultsView(context.graph, context.state, self._node.name)}
+            value = {"results": ResultsView(context.graph, context.outcomes, self._node.name)}
         elif key == "params":
             value = loads(context.params_text(self._node))
         elif key == "task":

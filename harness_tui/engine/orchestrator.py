@@ -102,9 +102,10 @@ class TaskOrchestrator:
             cancelled.
         log_limit: characters of output (stdout, stderr, ``logging``) kept per attempt, or
             None to capture nothing (output then goes where it would without the harness).
-        workers: tasks run at once, in threads (docs/parallel.md): dispatched
-            in plan order as their dependencies retire, retired in plan order, so the trace
-            and every digest are the serial run's. 1 runs each task in the caller's thread.
+        workers: tasks run at once, in threads (docs/parallel.md): each dispatched as soon as
+            its dependencies completed, lowest plan index first, and retired in plan order,
+            so the trace and every digest are the serial run's. 1 runs each task in the
+            caller's thread.
     """
 
     def __init__(
@@ -225,7 +226,7 @@ class Run:
         self._steps = plan.steps
         self._total = len(plan.steps)
         self._pool: ParallelPool | None = None
-        self._breakpoints: Collection[str] = ()
+        self._breakpoints: Collection[str] | None = ()
         self.workers = orchestrator.workers
         self._stop_before: frozenset[int] = frozenset()
         alarm.prepare()  # timeouts on the main thread: the SIGALRM handler, once per run
@@ -448,10 +449,15 @@ class Run:
         pool = self._pool
         return () if pool is None else tuple(pool.in_flight())
 
-    def hold_dispatch(self, breakpoints: Collection[str]) -> None:
+    def hold_dispatch(self, breakpoints: Collection[str] | None) -> None:
         """With workers: start nothing at or past the first of ``breakpoints`` after the
-        next task (the driver's breakpoints; serial runs start nothing ahead anyway)."""
+        next task (the driver's breakpoints; serial runs start nothing ahead anyway); None:
+        start nothing new until the next :meth:`step` (a drive that returned). Jobs already
+        running go on."""
         self._breakpoints = breakpoints
+        pool = self._pool
+        if pool is not None:
+            pool.hold(breakpoints, self._cursor)
 
     def step(self) -> list[TraceEvent]:
         """Execute the next task of the plan; return the events it produced."""
@@ -471,14 +477,19 @@ class Run:
             step = self._steps[self._cursor]
             self._cursor += 1
             final = self._execute(step)
-            self._retire(step, first)
-            if final is Status.CANCELLED:
+            if final is None:  # with workers: stopped before its job began, as between steps
+                self._cursor -= 1
                 self._user_stopped = self._stopping = True
-            elif final in FAILURE_STATUSES and self.orchestrator.on_failure is OnFailure.STOP:
-                self._stopping = True
-                self._stops += 1
-            if self._stopping:
-                self._wind_down(run_cleanup=False)
+                self._wind_down(run_cleanup=True)
+            else:
+                self._retire(step, first)
+                if final is Status.CANCELLED:
+                    self._user_stopped = self._stopping = True
+                elif final in FAILURE_STATUSES and self.orchestrator.on_failure is OnFailure.STOP:
+                    self._stopping = True
+                    self._stops += 1
+                if self._stopping:
+                    self._wind_down(run_cleanup=False)
         if self._cursor >= self._total and self.status not in _DONE:
             self._finish()
         return events[first:]
@@ -561,8 +572,9 @@ class Run:
 
     # -- internals --------------------------------------------------------------------------
 
-    def _execute(self, step: PlanStep) -> Status:
-        """Take ``step`` to its final status: here, or through the worker pool."""
+    def _execute(self, step: PlanStep, start: bool = False) -> Status | None:
+        """Take ``step`` to its final status: here, or through the worker pool. None: the
+        user stopped the run before the step's job began (with ``start``, it begins anyway)."""
         workers = self.workers
         pool = self._pool
         if pool is not None and pool.workers != workers:  # changed between steps
@@ -572,8 +584,8 @@ class Run:
             return self._runner.execute(step)
         if pool is None:
             pool = self._pool = ParallelPool(self.context, self._steps, step.index, workers)
-        pool.hold(self._breakpoints)
-        return pool.retire(step)
+        pool.hold(self._breakpoints, step.index)
+        return pool.retire(step, start)
 
     def _retire(self, step: PlanStep, first: int) -> None:
         if not self._retire_listeners:
@@ -632,7 +644,7 @@ class Run:
         context = self.context
         nodes = self.graph.nodes
         cleanups = self.orchestrator.cleanups_on_stop and self._stops < 2
-        if self._pool is not None:  # work started ahead is abandoned; cleanups go on
+        if self._pool is not None:  # work started ahead is dropped; cleanups may go on
             self._pool.abandon(lambda s: cleanups and nodes[s.task].trigger is Trigger.ALL_DONE)
         while self._cursor < self._total:
             step = self._steps[self._cursor]
@@ -642,7 +654,10 @@ class Run:
                     return
                 self._cursor += 1
                 context.cancelled.clear()  # the stop was for the work, not the cleanup
-                if self._execute(step) is Status.CANCELLED:
+                final = self._execute(step, start=True)
+                if final is None:  # stopped again before its job began
+                    context.emit(step, Status.CANCELLED, 0)
+                if final is None or final is Status.CANCELLED:
                     self._stops = max(self._stops, 2)  # stopped again: no more cleanups
                 self._retire(step, first)
                 return

@@ -10,12 +10,12 @@ from __future__ import annotations
 import bisect
 import hashlib
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, overload
+from typing import Any, Protocol, overload
 
 from .canonical import loads, object_text
 from .events import Status, TraceEvent
 
-__all__ = ["Commit", "RunState", "Snapshot"]
+__all__ = ["Commit", "Outcomes", "RunState", "Snapshot"]
 
 
 class Commit:
@@ -32,6 +32,24 @@ class Commit:
     def value(self) -> Any:
         """A fresh copy of the output: a reader may mutate it without affecting anyone."""
         return loads(self.text)
+
+
+class Outcomes(Protocol):
+    """What a task may read of the tasks before it: their final statuses, outputs and input
+    digests (the run's :class:`RunState`, or, for a task run ahead of its turn, that state
+    with the outcomes of tasks completed but not yet retired; see :mod:`.parallel`)."""
+
+    def status(self, task: str) -> Status | None:
+        """The task's latest status, or None if it has none yet."""
+
+    def output(self, task: str) -> Commit | None:
+        """The task's committed output, or None."""
+
+    def output_names(self) -> list[str]:
+        """The tasks with a committed output, in plan order (a copy)."""
+
+    def input_digest(self, task: str) -> str | None:
+        """The input digest of the task's last attempt."""
 
 
 class RunState:
@@ -102,6 +120,15 @@ class RunState:
     def input_digest(self, task: str) -> str | None:
         """The input digest recorded on the task's last ``running`` event."""
         return self._input_digests.get(task)
+
+    def output(self, task: str) -> Commit | None:
+        """The task's committed output, or None."""
+        return self.commits.get(task)
+
+    def output_names(self) -> list[str]:
+        """The tasks with a committed output, in commit order, which is plan order (a copy,
+        taken at once: in a parallel run tasks retire while others read)."""
+        return list(self.commits)
 
     def snapshot(self, seq: int | None = None) -> Snapshot:
         """A view of the run as of trace position ``seq`` (the latest when None). O(1)."""

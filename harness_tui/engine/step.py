@@ -16,7 +16,10 @@ from .inputs import ResultsView, TaskInputs
 from .recorded_calls import AttemptIO
 from .scheduler import PlanStep
 
-__all__ = ["StepRunner"]
+__all__ = ["STOPPED", "StepRunner"]
+
+STOPPED = {"type": "Cancelled", "message": "stopped by the user"}
+"""The error of an attempt a stop cancelled (a copy goes into each event)."""
 
 _new_tuple = tuple.__new__
 
@@ -55,10 +58,10 @@ class StepRunner:
         """Apply the trigger rule: None to run, else the status to record instead."""
         if not node.depends_on or node.trigger is Trigger.ALL_DONE:
             return None
-        state = self._context.state
+        status_of = self._context.outcomes.status
         failed = skipped = False
         for dep in node.depends_on:
-            status = state.status(dep)
+            status = status_of(dep)
             if status in OUTPUT_STATUSES:
                 continue
             if status is Status.SKIPPED:
@@ -75,14 +78,14 @@ class StepRunner:
         """Merkle digest of what the task sees: payload, params, each dependency's output and
         input digests. O(dependencies), yet it covers every ancestor."""
         context = self._context
-        state = context.state
-        commits = state.commits
+        outcomes = context.outcomes
+        output = outcomes.output
         parts = [context.payload_digest, context.params_text(node)]
         deps = node.depends_on
         for dep in sorted(deps) if len(deps) > 1 else deps:
-            commit = commits.get(dep)
-            out = commit.digest if commit is not None else f"<{state.status(dep)}>"
-            parts.append(f"{dep}\x00{out}\x00{state.input_digest(dep) or ''}")
+            commit = output(dep)
+            out = commit.digest if commit is not None else f"<{outcomes.status(dep)}>"
+            parts.append(f"{dep}\x00{out}\x00{outcomes.input_digest(dep) or ''}")
         return hashlib.sha256("\x00".join(parts).encode()).hexdigest()
 
     def _task_inputs(self, node: TaskNode, step: PlanStep, attempt: int) -> TaskInputs:
@@ -94,7 +97,7 @@ class StepRunner:
         context = self._context
         scope = {
             "payload": loads(context.payload_text),
-            "results": ResultsView(context.graph, context.state, node.name),
+            "results": ResultsView(context.graph, context.outcomes, node.name),
         }
         try:
             return bool(node.when(scope))
@@ -255,7 +258,7 @@ class StepRunner:
                 Status.CANCELLED,
                 attempt,
                 started_at=started,
-                error=outcome.error or {"type": "Cancelled", "message": "stopped by the user"},
+                error=outcome.error or dict(STOPPED),
             ).status
         if outcome.exception is not None:
             self._context.exceptions[node.name] = outcome.exception

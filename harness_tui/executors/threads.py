@@ -18,8 +18,9 @@ class ThreadExecutor(Executor):
 
     Args:
         isolate: run every attempt in a helper thread, not only those with a timeout, so that
-            a stop reaches any attempt at once (what an interactive front end wants; the
-            workers of a parallel run always do).
+            a stop reaches any attempt at once (what an interactive front end wants; a
+            parallel run's workers run attempts in their own threads, and a stop takes over
+            the job of one that does not return).
         timeouts: ``auto`` (signal on the main thread where possible, else thread),
             ``signal`` or ``thread``.
     """
