@@ -46,7 +46,7 @@ from ..engine.attempt import (
 from ..engine.canonical import loads
 from ..engine.untrusted import quoted
 
-__all__ = ["DaskCluster", "DaskError", "DaskExecutor", "quiet_dask_logging"]
+__all__ = ["DaskCluster", "DaskError", "DaskExecutor", "quiet_dask_logging", "scratch_folder"]
 
 UPLOAD_LIMIT = 64 * 1024 * 1024
 """Bytes of a task folder's Python files uploaded to the workers, at most."""
@@ -127,7 +127,7 @@ class DaskCluster:
                 # The workers' folders in one of the cluster's own: in the folder all clusters
                 # share by default, a cluster starting elsewhere purges the folder of a worker
                 # that is closing (its lock just released) while the worker removes it too.
-                self._scratch = tempfile.mkdtemp(prefix="harness-dask-")
+                self._scratch = scratch_folder()
                 # A task that kills its worker fails its attempt at once; Dask does not try it
                 # again on another worker (retries are the harness's).
                 with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
@@ -197,6 +197,27 @@ class DaskCluster:
                 step()
         if self._scratch is not None:
             shutil.rmtree(self._scratch, ignore_errors=True)
+
+
+def scratch_folder() -> str:
+    """A new folder for a LocalCluster's workers, named for this process. The folders of
+    clusters whose process is gone (one that left at once, on a Ctrl+C or a kill, before
+    its cluster closed) are removed first."""
+    for old in Path(tempfile.gettempdir()).glob("harness-dask-*-*"):
+        pid = old.name.split("-")[2]
+        if pid.isdigit() and not _running(int(pid)):
+            shutil.rmtree(old, ignore_errors=True)
+    return tempfile.mkdtemp(prefix=f"harness-dask-{os.getpid()}-")
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process
+        return True
+    return True
 
 
 def _quiet_workers(quiet: bool) -> dict[str, Any]:

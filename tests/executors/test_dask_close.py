@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import io
 import logging
+import os
+import subprocess
+import sys
+import tempfile
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -14,7 +18,13 @@ from typing import Any
 import pytest
 
 from harness_tui.engine.attempt import CANCELLED, Attempt, Outcome
-from harness_tui.executors.dask import DaskCluster, DaskExecutor, _quiet_filter, quiet_dask_logging
+from harness_tui.executors.dask import (
+    DaskCluster,
+    DaskExecutor,
+    _quiet_filter,
+    quiet_dask_logging,
+    scratch_folder,
+)
 
 
 def task(inputs: Mapping[str, Any]) -> str:
@@ -159,3 +169,22 @@ def test_dask_records_are_kept_off_the_terminal_and_others_are_not(
     assert not _quiet_filter.filter(record("tornado.application", "MainThread"))
     assert _quiet_filter.filter(record("asyncio", "MainThread", ValueError()))
     assert _quiet_filter.filter(record("harness", "MainThread"))
+
+
+def test_a_cluster_left_without_closing_leaves_no_folder_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A command that left at once (a Ctrl+C) could not remove its workers' folder: the next
+    cluster removes the folders of processes that are gone, and no other."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    left = tmp_path / f"harness-dask-{gone.stdout.strip()}-abc"
+    (left / "dask-scratch-space").mkdir(parents=True)
+    ours = tmp_path / f"harness-dask-{os.getpid()}-def"
+    ours.mkdir()
+    other = tmp_path / "harness-dask-notapid"
+    other.mkdir()
+    made = Path(scratch_folder())
+    assert made.parent == tmp_path and made.name.startswith(f"harness-dask-{os.getpid()}-")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([made.name, ours.name, other.name])
