@@ -92,6 +92,7 @@ def _verify_against(
 
     record = RunRecord.read(against)
     calls = replaying_session(record, calls_mode, offline)
+    workflow, settings = _reapplied(record, against, workflow, settings, calls)
     recorded = record.document["workflow"]["name"]
     if recorded != workflow.name and not set(record.plan.names) & set(workflow.graph.nodes):
         die(
@@ -118,6 +119,48 @@ def _verify_against(
         first = diff.first
         echo("diverges from the record: " + (first.describe() if first else "digests differ"))
     sys.exit(EXIT_FAILED)
+
+
+def _reapplied(
+    record: RunRecord,
+    against: str,
+    workflow: Workflow,
+    settings: RunSettings,
+    calls: CallSession | None,
+) -> tuple[Workflow, RunSettings]:
+    """The workflow and run settings that reproduce a what-if fork: its overrides applied
+    again (a parameter patched, an output set, a recorded answer edited); as given
+    otherwise."""
+    from dataclasses import replace
+
+    from ..engine.spec import DEFAULT_ISOLATION
+    from ..engine.untrusted import shown
+    from ..executors.threads import ThreadExecutor
+    from ..records.export.overrides import overrides_of
+    from ..records.runs.live import executor_for
+    from ..records.runs.whatif import OverridingExecutor, edit_answers, patch_workflow, set_outputs
+
+    overrides = overrides_of(record.document)
+    if not overrides:
+        return workflow, settings
+    hidden = [o for o in overrides if o.redacted]
+    if hidden:
+        die(
+            f"{against} is a what-if re-run whose override values were redacted "
+            f"({shown(hidden[0].option)}): reproducing it needs them; verify against the "
+            "unredacted export"
+        )
+    base = Path(workflow.path).resolve().parent if workflow.path != "<string>" else None
+    workflow, overrides = patch_workflow(workflow, overrides, base)
+    if calls is not None:
+        edit_answers(calls.recording, overrides)
+    outputs = set_outputs(overrides)
+    if not outputs:
+        return workflow, settings
+    # Outermost, so that a task whose output is set is never sent to a child process either.
+    inner = executor_for(workflow, settings) or ThreadExecutor()
+    executor = OverridingExecutor(inner, outputs)
+    return workflow, replace(settings, executor=executor, isolation=DEFAULT_ISOLATION)
 
 
 def _attempt_outcomes(record: RunRecord) -> dict[str, list[tuple[int, str]]]:

@@ -167,6 +167,15 @@ WORKBENCH: tuple[Action, ...] = (
            "Re-run from the selected task with the current code; other tasks keep what they "
            "did. From an export that recorded calls, they are answered from the recording "
            "(offline) unless you pick fill or live", why_not=when_open, runs_code=True),
+    Action("edit-output", "E", "edit_output", "Edit output", "task: Edit output and rerun",
+           "Give the selected task another output and re-run only what follows from it (the "
+           "others keep what they did), then compare the two runs; on a failed task: mark it "
+           "done and continue", why_not=when_open, runs_code=True),
+    Action("edit-params", "W", "edit_params", "Edit parameters",
+           "task: Edit parameters and rerun",
+           "Give the selected task other with: parameters and re-run it and what follows (the "
+           "others keep what they did), then compare the two runs", why_not=when_open,
+           runs_code=True),
     Action("dag-compact", "z", "toggle_compact", "Compact", "view: Compact or full boxes",
            "Switch the DAG between one-line boxes and bordered boxes with whole names",
            why_not=when_open),

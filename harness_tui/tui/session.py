@@ -26,10 +26,12 @@ from ..files import FileError, FileKind, file_kind
 from ..layout import Routing, route_dag
 from ..records.errors import RecordError
 from ..records.export import RunRecord, export_name
+from ..records.export.overrides import Override, OverrideError
 from ..records.runs.fork import Fork, plan_fork
 from ..records.runs.live import LiveRun
 from ..records.runs.replay import replay_run
 from ..records.runs.settings import DEFAULT_SETTINGS, RunSettings
+from ..records.runs.whatif import edit_answers
 from ..workflow.errors import WorkflowError
 from ..workflow.loader import Workflow
 from ..workflow.payload import Payload
@@ -73,6 +75,7 @@ class Session:
             self.delivered = len(resumed.run.events)
         self._routing: Routing | None = None
         self.code_folder: Path | None = None  # where a re-run found the task code
+        self.compared_with: RunRecord | None = None  # the run a what-if fork is compared with
 
     # -- identity ---------------------------------------------------------------------------
 
@@ -152,6 +155,7 @@ class Session:
     def _replace_run(self) -> None:
         """Leave the current run behind (the store marks it abandoned) and start afresh."""
         self.live.abandon()
+        self.compared_with = None
         self.live = self._new_live()
         self.live.driver.break_on_failure = self._break_on_failure
 
@@ -187,24 +191,58 @@ class Session:
         """A fresh run of the same plan (breakpoints are kept)."""
         self._replace_run()
 
-    def rerun_from(self, task: str, calls: CallMode = CallMode.LIVE) -> Fork:
+    def plan_rerun(self, task: str | None, overrides: tuple[Override, ...] = ()) -> Fork:
+        """What re-running the run on screen from ``task`` (and from each override's task)
+        would keep and run; nothing starts.
+
+        Raises:
+            RecordError: an unknown task, or a record that cannot be re-run.
+        """
+        opened = self.source_path or None  # an export's code is looked for beside it
+        record = self._forked_record()
+        return plan_fork(record, task, None, opened, self.code_folder, overrides=overrides)
+
+    def _forked_record(self) -> RunRecord:
+        """What a re-run forks: an export opened in replay as it was recorded, whole (its
+        replay may not have reached the end, or be back in time), else the run on screen. A
+        redacted export cannot be forked as it is (its outputs were replaced): its replay
+        is, as far as it went."""
+        if self.record is not None and not self.record.redacted:
+            return self.record
+        return self.export_record()
+
+    def rerun_from(
+        self,
+        task: str | None,
+        calls: CallMode = CallMode.LIVE,
+        overrides: tuple[Override, ...] = (),
+    ) -> Fork:
         """Re-run the run on screen from ``task``: it and its descendants run with the
         current code, every other task keeps what this run did (see :mod:`records.runs.fork`).
         A replayed export becomes a live run here. ``calls`` says how the re-run tasks reach
         models and APIs when the run holds recordings: ``offline`` answers them from the
         recording and sends nothing (an unrecorded request fails its attempt, diverged),
         ``fill`` sends only what it lacks, ``live`` (or no recording) sends everything, as
-        this workbench's live runs do (docs/recording.md).
+        this workbench's live runs do (docs/recording.md). With ``overrides`` (a what-if
+        re-run, :mod:`records.export.overrides`) their tasks are starts too, and the run on
+        screen is kept in :attr:`compared_with`, to compare the fork with once it ends.
 
         Raises:
             RecordError: ``task`` is unknown, or the record cannot be re-run.
         """
-        opened = self.source_path or None  # an export's code is looked for beside it
-        record = self.export_record()
-        fork = plan_fork(record, task, None, opened, self.code_folder)
-        redacted = (self.record or record).redacted
+        fork = self.plan_rerun(task, overrides)
+        redacted = (self.record or fork.record).redacted
         recording = self.settings.recording
         answering = answering_session(calls, self.recordings(), redacted, recording)
+        answers = [o for o in fork.overrides if o.kind == "answer"]
+        if answers:  # an edited answer is one the recording gives: it needs offline or fill
+            if answering is None:
+                raise OverrideError(
+                    f"{answers[0].task}: an edited answer comes from the recording: re-run "
+                    "offline or fill"
+                )
+            edit_answers(answering.recording, answers)
+        self.compared_with = fork.record if overrides else None
         self.code_folder = fork.code_folder or self.code_folder
         self.answering = None if answering is None else calls
         self.live.abandon()

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ...engine.events import RunStatus, Status
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "FORMAT_VERSION_IO", "RunExport"]
+__all__ = ["FORMAT", "FORMAT_VERSION", "FORMAT_VERSION_IO", "FORMAT_VERSION_OVERRIDES", "RunExport"]
 
 FORMAT = "harness-run"
 FORMAT_VERSION = "1.1"
@@ -22,6 +22,9 @@ FORMAT_VERSION_IO = "1.2"
 """1.2 adds ``attempts[].io`` and ``unattributed_io``: what the outside world answered each
 attempt (docs/recording.md). Written only by a run that recorded calls; readers of 1.2 read 1.0
 and 1.1 (no recordings)."""
+FORMAT_VERSION_OVERRIDES = "1.3"
+"""1.3 adds ``forked_from.overrides``: the what-if changes of a re-run (an output, a recorded
+answer, a parameter). Written only by such a re-run; readers of 1.3 read 1.0 to 1.2."""
 Digest = str
 
 
@@ -104,11 +107,34 @@ class Attempt(_Open):
     )
 
 
+class Override(_Open):
+    """One what-if change of a re-run (export 1.3; docs/recording.md)."""
+
+    task: str
+    kind: Literal["output", "answer", "with"]
+    value: Any = Field(description="The output, answer or parameter value (JSON).")
+    attempt: int | None = Field(None, ge=1, description="answer: the attempt edited.")
+    exchange: int | None = Field(None, ge=1, description="answer: its N-th exchange.")
+    param: str | None = Field(None, description="with: the parameter.")
+    patch: list[dict[str, Any]] | None = Field(
+        None, description="with: the change to the workflow, as JSON Patch operations."
+    )
+
+    @model_validator(mode="after")
+    def _complete(self) -> Override:
+        if self.kind == "answer" and (self.attempt is None or self.exchange is None):
+            raise ValueError("an answer override names its attempt and exchange")
+        if self.kind == "with" and self.param is None:
+            raise ValueError("a with override names its parameter")
+        return self
+
+
 class ForkedFrom(_Open):
-    """The run this one was re-run from, at which task."""
+    """The run this one was re-run from, at which task, with which overrides."""
 
     run_digest: Digest
     task: str
+    overrides: list[Override] = Field(default_factory=list, description="1.3.")
 
 
 class Redaction(_Open):

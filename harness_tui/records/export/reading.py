@@ -106,7 +106,7 @@ def _check_free_form(document: Mapping[str, Any], name: str, limits: Limits) -> 
     (payload, results, spec, environment), so that no later step meets a value it cannot
     digest or show."""
     max_bits = int(limits.int_digits * 3.33) + 1
-    for part in ("payload", "results", "spec", "environment"):
+    for part in ("payload", "results", "spec", "environment", "forked_from"):
         stack: list[tuple[Any, int]] = [(document.get(part), 1)]
         while stack:
             value, depth = stack.pop()

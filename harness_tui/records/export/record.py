@@ -10,7 +10,7 @@ is wrong. Writing is atomic (:func:`harness_tui.files.atomic_write`).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,7 @@ from ...workflow.loader import Workflow, parse_workflow
 from ...workflow.python_source import workflow_from_spec
 from ..errors import RecordError
 from .io_redaction import redact_recordings
+from .overrides import Override, add_overrides
 from .reading import parse_document, read_text
 from .redaction import REPLACEMENT, UNCHECKED, redact_document
 from .writing import checksum, export_text, run_document
@@ -65,6 +66,7 @@ class RunRecord:
         status: str | None = None,
         forked_from: tuple[str, str] | None = None,
         environment: Mapping[str, Any] | None = None,
+        overrides: Sequence[Override] = (),
     ) -> RunRecord:
         """Capture a run (finished or not) with its workflow.
 
@@ -74,6 +76,7 @@ class RunRecord:
                 :mod:`.redaction`).
             status: the run status to record instead of the run's own (a stored run's).
             forked_from: ``(run digest, task)`` of the run this one was re-run from.
+            overrides: that re-run's what-if changes (export 1.3; redacted with ``redact``).
             environment: what to record as the environment (default: this interpreter's).
         """
         keys = frozenset(redact)
@@ -85,6 +88,7 @@ class RunRecord:
             forked_from=forked_from,
             environment=environment,
         )
+        add_overrides(document, overrides, redacted=bool(keys))  # export 1.3, if any
         if keys:
             params = [node.params for node in workflow.graph.nodes.values()]
             known = [run.payload, workflow.payload, *params, run.results]

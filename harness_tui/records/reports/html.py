@@ -25,6 +25,7 @@ from .markdown import (
     trace_rows,
     versions,
     visible_block,
+    what_if,
 )
 from .timeline import attempt_spans
 
@@ -192,6 +193,9 @@ def html_report(facts_: Facts) -> str:
         out.append(
             f"<p>Redacted keys: {_e(keys)} (values shown as <code>&lt;redacted&gt;</code>)</p>"
         )
+    changed = what_if(record)
+    if changed is not None:
+        out.append(f"<p>{_e(changed)}</p>")
     out += ["<h2>Versions</h2>", _table(["what", "version"], versions(record))]
     out += ["<h2>DAG</h2>", dag_svg(facts_)]
     out += ["<h2>First failure</h2>", _failure(facts_)]

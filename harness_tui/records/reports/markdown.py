@@ -18,6 +18,7 @@ from typing import Any
 from ...engine.events import FAILURE_STATUSES, PENDING, RUN_FAILING_STATUSES, TraceEvent
 from ...engine.untrusted import visible
 from ..export import RunRecord
+from ..export.overrides import override_cause, overrides_of
 
 __all__ = [
     "DASHED",
@@ -241,6 +242,17 @@ def versions(record: RunRecord) -> list[list[str]]:
     ]
 
 
+def what_if(record: RunRecord) -> str | None:
+    """``What-if re-run of run 1a2b3c4d5e6f: summarize: output overridden by the user`` for
+    a fork with overrides (docs/recording.md), else None."""
+    overrides = overrides_of(record.document)
+    if not overrides:
+        return None
+    parent = str(record.document["forked_from"]["run_digest"])[:12]
+    changes = "; ".join(f"{o.task}: {override_cause(o)}" for o in overrides)
+    return f"What-if re-run of run {parent}: {changes}."
+
+
 def trace_rows(record: RunRecord) -> list[list[str]]:
     """The trace as rows: seq, task, status, attempt, duration, error."""
     rows = []
@@ -299,6 +311,9 @@ def markdown_report(facts_: Facts) -> str:
     if record.redacted:
         keys = ", ".join(md_text(k) for k in record.redacted)
         lines += ["", f"Redacted keys: {keys} (values shown as `<redacted>`)."]
+    changed = what_if(record)
+    if changed is not None:
+        lines += ["", md_text(changed)]
     lines += [
         "",
         "## Versions",

@@ -18,6 +18,7 @@ from ...engine.events import TraceEvent
 from ...engine.untrusted import shorten
 from ...workflow.loader import diff_workflows
 from ..export import RunRecord
+from ..export.overrides import Override, override_cause, overrides_of
 
 __all__ = [
     "Divergence",
@@ -28,6 +29,7 @@ __all__ = [
     "compare_records",
     "count_tasks",
     "explain",
+    "overridden",
     "task_diff",
     "trace_diff",
 ]
@@ -426,14 +428,40 @@ class RecordComparison:
 
 def compare_records(old: RunRecord, new: RunRecord) -> RecordComparison:
     """Compare two run exports: renamed tasks are paired, and each divergence born of a
-    changed input says where from."""
+    changed input says where from; one born of a what-if override (of either run) names it."""
     try:
         plan: PlanDiff | None = diff_workflows(old.workflow, old.payload, new.workflow, new.payload)
     except HarnessError:
         plan = None
+    overrides = [*overrides_of(old.document), *overrides_of(new.document)]
     if plan is None:
-        return RecordComparison(None, task_diff(old.events, new.events, old.outputs, new.outputs))
+        found = task_diff(old.events, new.events, old.outputs, new.outputs)
+        return RecordComparison(None, overridden(found, overrides))
     renames = {c.renamed_from: c.task for c in plan.tasks.values() if c.renamed_from}
     found = task_diff(old.events, new.events, old.outputs, new.outputs, renames)
     depends = {name: node.depends_on for name, node in new.workflow.graph.nodes.items()}
-    return RecordComparison(plan, explain(found, plan, depends))
+    return RecordComparison(plan, overridden(explain(found, plan, depends), overrides))
+
+
+def overridden(
+    found: Sequence[TaskDivergence], overrides: Sequence[Override]
+) -> list[TaskDivergence]:
+    """Each divergence of a task a what-if override changed, with the override as its cause
+    (a parameter's change follows it, as the plan diff says it)."""
+    causes: dict[str, list[str]] = {}
+    params = {o.task for o in overrides if o.kind == "with"}
+    for override in overrides:
+        cause = override_cause(override)
+        if cause not in causes.setdefault(override.task, []):
+            causes[override.task].append(cause)
+    explained = []
+    for difference in found:
+        named = causes.get(difference.task)
+        if named and difference.kind not in ("added", "removed"):
+            own = difference.cause.removeprefix("its own ")
+            if difference.task in params and own != difference.cause:  # the values, as diffed
+                named = [c for c in named if not c.startswith("with.")]
+                named.append(f"set by the user: {own}")
+            difference = replace(difference, cause="; ".join(named))
+        explained.append(difference)
+    return explained

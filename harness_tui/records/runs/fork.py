@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib.machinery
 import importlib.util
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ from ...engine.capture import UNATTRIBUTED
 from ...engine.clock import Clock, SystemClock
 from ...engine.diff import json_changes
 from ...engine.events import Status, ends_task
+from ...engine.exchanges import Exchange
 from ...engine.graph import TaskNode
 from ...engine.recorded import RecordedExecutor
 from ...engine.spec import task_spec
@@ -32,6 +33,8 @@ from ...workflow.python_source import load_python, python_spec
 from ...workflow.refs import PYTHON_REF
 from ..errors import RecordError
 from ..export import RunRecord
+from ..export.overrides import Override, overrides_of
+from .whatif import OverridingExecutor, check_tasks, patch_workflow, set_outputs
 
 __all__ = ["Fork", "ForkError", "plan_fork"]
 
@@ -53,6 +56,9 @@ class Fork:
         record: the record forked.
         code_folder: the folder the re-run tasks' code is imported from (None when they
             need none there: built-ins, or modules installed on ``sys.path``).
+        overrides: the what-if changes it makes (:mod:`..export.overrides`), ``with`` ones
+            with their patch: those given, each a start, after the record's that still hold.
+        starts: the tasks it re-runs from (``task``, and those of the overrides given).
     """
 
     workflow: Workflow
@@ -62,23 +68,30 @@ class Fork:
     forked_from: tuple[str, str]
     record: RunRecord
     code_folder: Path | None = None
+    overrides: tuple[Override, ...] = ()
+    starts: frozenset[str] = frozenset()
 
     def executor(self, live: Executor | None = None) -> KeptExecutor:
-        """An executor that replays the kept tasks' attempts and runs the others with
-        ``live`` (default: in this process)."""
+        """An executor that replays the kept tasks' attempts (and their recorded calls),
+        answers the tasks whose output is overridden, and runs the others with ``live``
+        (default: in this process)."""
         logs = {k: v for k, v in self.record.logs.items() if k != UNATTRIBUTED}
         recorded = RecordedExecutor(self.record.events, self.record.outputs, logs)
-        return KeptExecutor(recorded, live or Executor(), self.kept)
+        outputs = set_outputs(self.overrides)
+        runs = OverridingExecutor(live or Executor(), outputs) if outputs else live or Executor()
+        return KeptExecutor(recorded, runs, self.kept, self.record.recordings)
 
 
 def plan_fork(
     record: RunRecord,
-    task: str,
+    task: str | None,
     workflow: Workflow | None = None,
     export_path: str | Path | None = None,
     code_folder: Path | None = None,
+    overrides: tuple[Override, ...] = (),
 ) -> Fork:
-    """Decide what a re-run of ``record`` from ``task`` keeps, and where its code is.
+    """Decide what a re-run of ``record`` from ``task`` (and from the task of each override)
+    keeps, and where its code is.
 
     The task code is looked for in ``workflow``'s folder when one is given; otherwise next
     to the export (``export_path``), then in the folder the record names, if it still
@@ -91,10 +104,12 @@ def plan_fork(
             change to a kept task's spec or dependencies is refused.
         export_path: the export file the record was read from, if any.
         code_folder: where a previous re-run of this run found its code (looked in first).
+        overrides: what-if changes (:mod:`..export.overrides`); ``task`` may then be None.
 
     Raises:
         ForkError: the record is redacted, ``task`` is unknown, a kept task changed, or the
             code is nowhere it was looked for (the message names each place).
+        OverrideError: an override names an unknown task or parameter.
     """
     name = record.source_name
     if record.redacted:
@@ -109,18 +124,67 @@ def plan_fork(
         if code_folder is not None:
             places.insert(0, ("where the last re-run found it", code_folder))
         target, folder = _runnable(record, recorded, places)
-    if task not in target.graph.nodes:
+    if task is not None and task not in target.graph.nodes:
         raise ForkError(f"{name}: no task {task!r} in workflow {target.name!r}")
-    rerun = {task, *target.graph.descendants(task)}
+    target, overrides, starts = _overridden(record, target, folder, task, overrides)
+    first = min(starts, key=list(target.graph.nodes).index)
+    rerun = set(starts).union(*(target.graph.descendants(start) for start in starts))
     final = {e.task: e.status for e in record.events if ends_task(recorded.graph, e)}
     kept = frozenset(
         t for t in target.graph.nodes
         if t not in rerun and t in final and final[t] is not Status.CANCELLED
     )  # fmt: skip
     if workflow is not None:
-        _check_kept_unchanged(recorded, workflow, kept, task)
-    forked_from = (record.digests["run"], task)
-    return Fork(target, record.payload, task, kept, forked_from, record, folder)
+        _check_kept_unchanged(recorded, workflow, kept, first)
+    forked_from = (record.digests["run"], first)
+    return Fork(
+        target, record.payload, first, kept, forked_from, record, folder, overrides,
+        frozenset(starts),
+    )  # fmt: skip
+
+
+def _overridden(
+    record: RunRecord,
+    target: Workflow,
+    folder: Path | None,
+    task: str | None,
+    overrides: tuple[Override, ...],
+) -> tuple[Workflow, tuple[Override, ...], set[str]]:
+    """The workflow with the parameters set, every override that applies (the record's that
+    still hold, then those given) and the tasks the re-run starts from.
+
+    Raises:
+        OverrideError: an override names an unknown task or parameter.
+        ForkError: nothing to re-run from.
+    """
+    check_tasks(overrides, target, f"workflow {target.name!r}")
+    starts = {o.task for o in overrides} | ({task} if task is not None else set())
+    if not starts:
+        raise ForkError(f"{record.source_name}: nothing to re-run: give --from TASK or an override")
+    inherited = tuple(o for o in _inherited(overrides_of(record.document), overrides, task)
+                      if o.task in target.graph.nodes)  # fmt: skip
+    base = folder if folder is not None else _folder_of(target)
+    target, applied = patch_workflow(target, (*inherited, *overrides), base)
+    return target, applied, starts
+
+
+def _inherited(
+    parent: tuple[Override, ...], overrides: tuple[Override, ...], task: str | None
+) -> list[Override]:
+    """The overrides of the record (a what-if fork re-run again) that still hold: not those
+    of ``task`` (re-run with its code), nor those a new override replaces (the same one, or
+    any of a task whose output is now set, or the output of a task now given another answer
+    or parameter). They apply without being starts: a kept task shows them already."""
+    new = {o.key for o in overrides}
+    outputs = {o.task for o in overrides if o.kind == "output"}
+    changed = {o.task for o in overrides if o.kind != "output"}
+    return [
+        o for o in parent
+        if o.task != task
+        and o.key not in new
+        and o.task not in outputs
+        and not (o.kind == "output" and o.task in changed)
+    ]  # fmt: skip
 
 
 _Place = tuple[str, Path | None]
@@ -274,16 +338,26 @@ class KeptExecutor(Executor):
 
     name = "kept"
 
-    def __init__(self, recorded: RecordedExecutor, live: Executor, kept: frozenset[str]) -> None:
+    def __init__(
+        self,
+        recorded: RecordedExecutor,
+        live: Executor,
+        kept: frozenset[str],
+        calls: Mapping[tuple[str, int], Sequence[Exchange]] | None = None,
+    ) -> None:
         self.recorded = recorded
         self.live = live
         self.kept = kept
+        self.calls = calls or {}
         self.replaying = False
         self.pickles = live.pickles
 
     def run(self, attempt: Attempt) -> Outcome:
         self.replaying = attempt.task in self.kept
         if self.replaying:
+            if attempt.io is not None:  # the fork keeps what the kept attempt was answered
+                for exchange in self.calls.get((attempt.task, attempt.number), ()):
+                    attempt.io.keep(exchange)
             return self.recorded.run(attempt)
         return self.live.run(attempt)
 

@@ -22,11 +22,12 @@ from ...executors.threads import ThreadExecutor
 from ...workflow.loader import Workflow
 from ..errors import StoreError
 from ..export import RunRecord
+from ..export.overrides import Override
 from ..store import RunStore
 from .fork import Fork, ForkClock
 from .settings import DEFAULT_SETTINGS, RunSettings
 
-__all__ = ["LiveRun", "RunSummary"]
+__all__ = ["LiveRun", "RunSummary", "executor_for"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +70,16 @@ def _isolating(executor: Executor | None, isolation: str | None) -> Executor:
     return ProcessExecutor(inner, everything=isolation == PROCESS)
 
 
+def executor_for(workflow: Workflow, settings: RunSettings) -> Executor | None:
+    """Where a run of ``workflow`` with ``settings`` runs its attempts: the settings'
+    executor, wrapped so that the tasks asking for ``isolation: process`` (or all, for
+    ``process``) run in a child."""
+    executor, isolation = settings.executor, settings.isolation
+    if (_asks_for_process(workflow) and isolation != IN_PROCESS) or isolation == PROCESS:
+        executor = _isolating(executor, isolation)
+    return executor
+
+
 class LiveRun:
     """One run of a workflow being executed, optionally recorded in a run store.
 
@@ -97,6 +108,7 @@ class LiveRun:
         self.run_id = run_id
         self.problem: str | None = None
         self.forked_from: tuple[str, str] | None = None  # (run digest, task) of a re-run
+        self.overrides: tuple[Override, ...] = ()  # a what-if re-run's changes
         self.driver = Driver(run)
         self._finished_recorded = False
 
@@ -116,12 +128,9 @@ class LiveRun:
             calls: this run's session with the outside world instead of a recording one of
                 ``settings`` (see docs/recording.md).
         """
-        executor, isolation = settings.executor, settings.isolation
-        if (_asks_for_process(workflow) and isolation != IN_PROCESS) or isolation == PROCESS:
-            executor = _isolating(executor, isolation)
         orchestrator = TaskOrchestrator(
             workflow.graph,
-            executor=executor,
+            executor=executor_for(workflow, settings),
             clock=settings.clock,
             on_failure=workflow.on_failure,
             workers=settings.workers,
@@ -140,10 +149,7 @@ class LiveRun:
         """A new run re-running ``fork.task`` and its descendants with ``settings``, the other
         tasks replayed from the record (see :mod:`.fork`); its export records what it was
         forked from. ``calls`` answers (and records) the re-run tasks' requests."""
-        executor, isolation = settings.executor, settings.isolation
-        if (_asks_for_process(fork.workflow) and isolation != IN_PROCESS) or isolation == PROCESS:
-            executor = _isolating(executor, isolation)  # the re-run tasks: the kept run nowhere
-        kept = fork.executor(executor)
+        kept = fork.executor(executor_for(fork.workflow, settings))  # the kept run nowhere
         live = cls.start(
             fork.workflow,
             fork.payload,
@@ -153,6 +159,7 @@ class LiveRun:
             calls=calls,
         )
         live.forked_from = fork.forked_from
+        live.overrides = fork.overrides
         return live
 
     @classmethod
@@ -214,7 +221,11 @@ class LiveRun:
         if self.store is not None and self.run_id is None and self.problem is None:
             try:
                 self.run_id = self.store.record(
-                    self.run, self.workflow, on_error=self._lost, forked_from=self.forked_from
+                    self.run,
+                    self.workflow,
+                    on_error=self._lost,
+                    forked_from=self.forked_from,
+                    overrides=[o.to_json() for o in self.overrides],
                 )
             except StoreError as exc:
                 self.problem = f"runs are not recorded: {exc}"
@@ -316,5 +327,10 @@ class LiveRun:
     def export(self, redact: Iterable[str] = ()) -> RunRecord:
         """The run as an export (finished or not)."""
         return RunRecord.from_run(
-            self.run, self.workflow, run_id=self.run_id, redact=redact, forked_from=self.forked_from
+            self.run,
+            self.workflow,
+            run_id=self.run_id,
+            redact=redact,
+            forked_from=self.forked_from,
+            overrides=self.overrides,
         )

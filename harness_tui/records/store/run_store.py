@@ -28,7 +28,7 @@ import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -51,6 +51,7 @@ from ...workflow.python_source import (
 )
 from ..errors import RecordError, StoreError
 from ..export import RunRecord
+from ..export.overrides import Override, stored_overrides
 from . import schema
 from .leases import LEASE_SECONDS, effective_status, holder, lease_live, lease_owner
 from .queries import RunQuery, RunRow, browse_filter, browse_order
@@ -158,6 +159,7 @@ class StoredRun:
     lease_owner: str | None = None
     forked_from: tuple[str, str] | None = None
     recordings: dict[tuple[str, int], list[Exchange]] = field(default_factory=dict)
+    overrides: tuple[Override, ...] = ()
 
 
 def _stored_workflow(
@@ -390,9 +392,11 @@ class RunStore:
         run_id: str | None = None,
         on_error: Callable[[StoreError], None] | None = None,
         forked_from: tuple[str, str] | None = None,
+        overrides: Sequence[Mapping[str, Any]] = (),
     ) -> str:
         """Register a run, take its lease, and record it as it retires tasks; return its id.
-        ``forked_from`` is ``(run digest, task)`` of the run a re-run was forked from."""
+        ``forked_from`` is ``(run digest, task)`` of the run a re-run was forked from, and
+        ``overrides`` its what-if changes (:meth:`..export.overrides.Override.to_json`)."""
         wall = run.clock.wall()
         run_id = run_id or new_run_id()
         base = str(Path(workflow.path).resolve().parent) if workflow.path != "<string>" else None
@@ -401,7 +405,8 @@ class RunStore:
                 "INSERT INTO runs (id, workflow_name, workflow_path, workflow_base, "
                 "workflow_source, workflow_digest, payload_text, payload_digest, plan_digest, "
                 "tasks_total, status, started_at, updated_at, lease_owner, lease_until, "
-                "forked_from) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "forked_from, overrides) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     run_id,
                     workflow.name,
@@ -419,6 +424,7 @@ class RunStore:
                     lease_owner(),
                     time.time() + LEASE_SECONDS,
                     None if forked_from is None else json.dumps(list(forked_from)),
+                    json.dumps(list(overrides)) if overrides else None,
                 ),
             )
         self.attach(run, run_id, on_error)
@@ -622,7 +628,7 @@ class RunStore:
         with self._guard(f"cannot read run {run_id}"):
             row = self._db.execute(
                 "SELECT workflow_path, workflow_base, workflow_source, payload_text, status, "
-                f"{TASKS_DONE}, tasks_total, lease_owner, lease_until, forked_from "
+                f"{TASKS_DONE}, tasks_total, lease_owner, lease_until, forked_from, overrides "
                 "FROM runs WHERE id = ?",
                 (run_id,),
             ).fetchone()
@@ -631,12 +637,12 @@ class RunStore:
             _typed(
                 row,
                 "workflow_path workflow_base workflow_source payload_text status tasks_done "
-                "tasks_total lease_owner lease_until forked_from",
+                "tasks_total lease_owner lease_until forked_from overrides",
                 (_TEXT, _OPTIONAL_TEXT, _TEXT, _TEXT, _TEXT, _NUMBER, _INTEGER, _OPTIONAL_TEXT,
-                 _OPTIONAL_NUMBER, _OPTIONAL_TEXT),
+                 _OPTIONAL_NUMBER, _OPTIONAL_TEXT, _OPTIONAL_TEXT),
                 run_id,
             )  # fmt: skip
-            path, base, source, payload_text, status, done, total, owner, until, fork = row
+            path, base, source, payload_text, status, done, total, owner, until, fork, changes = row
             done = _done(done, total)
             events, outputs = self._events(run_id)
             logs = {}
@@ -669,6 +675,7 @@ class RunStore:
             lease_owner=owner,
             forked_from=forked_from,
             recordings=recordings,
+            overrides=stored_overrides(changes, run_id),
         )
 
     def _recordings(self, run_id: str) -> dict[tuple[str, int], list[Exchange]]:
@@ -809,6 +816,7 @@ class RunStore:
             redact=redact,
             status=stored.status if stored.status in FINISHED else None,
             forked_from=stored.forked_from,
+            overrides=stored.overrides,
         )
 
     def integrity_check(self) -> str:

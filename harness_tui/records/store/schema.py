@@ -119,6 +119,11 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX IF NOT EXISTS runs_by_start ON runs (started_at DESC, id DESC);
     CREATE INDEX IF NOT EXISTS runs_by_status ON runs (status);
     """,
+    # 9: a what-if re-run's overrides (export 1.3's forked_from.overrides) as a JSON list;
+    # beside the trace, never in a digest.
+    """
+    ALTER TABLE runs ADD COLUMN overrides TEXT;
+    """,
 )
 """Schema migrations in order; the store's ``user_version`` counts those applied."""
 

@@ -12,6 +12,7 @@ make the two packages import each other. The inspector asks for it with a messag
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -67,11 +68,30 @@ class CallList(LineTable):
                 (call.status, status), (call.size, ""), (call.duration, "")]  # fmt: skip
 
 
-class CallsModal(ModalScreen[None]):
-    """An attempt's calls; ``[`` and ``]`` show the task's other attempts."""
+@dataclass(frozen=True, slots=True)
+class AnswerEdit:
+    """The user asked to edit one recorded answer (a what-if re-run, docs/recording.md).
+
+    Attributes:
+        task: the task.
+        attempt: its attempt.
+        index: the exchange's place in the attempt's one sequence, from 1.
+        exchange: the exchange as recorded.
+    """
+
+    task: str
+    attempt: int
+    index: int
+    exchange: Exchange
+
+
+class CallsModal(ModalScreen[AnswerEdit | None]):
+    """An attempt's calls; ``[`` and ``]`` show the task's other attempts; ``E`` edits the
+    answer under the cursor (the modal closes with an :class:`AnswerEdit`)."""
 
     BINDINGS = [
         Binding("escape,q", "close", "Close", id="calls-close"),
+        Binding("E", "edit", "Edit answer", id="calls-edit"),
         Binding("left_square_bracket", "attempt(-1)", "Earlier attempt", id="calls-earlier"),
         Binding("right_square_bracket", "attempt(1)", "Later attempt", id="calls-later"),
         Binding("tab", "switch", "List or exchange", id="calls-switch"),
@@ -98,7 +118,8 @@ class CallsModal(ModalScreen[None]):
             with VerticalScroll(id="calls-detail"):
                 yield Static(id="calls-text")
             yield Label(
-                "↑↓ call · tab exchange · [ ] attempt · y copy · escape close", id="calls-keys"
+                "↑↓ call · tab exchange · [ ] attempt · y copy · E edit answer · escape close",
+                id="calls-keys",
             )
 
     @property
@@ -153,6 +174,12 @@ class CallsModal(ModalScreen[None]):
             return
         self.app.copy_to_clipboard(exchange_text(self.shown).plain)
         self.notify(f"copied call #{self.shown.seq} to the clipboard")
+
+    def action_edit(self) -> None:
+        if self.shown is None:
+            return
+        index = list(self.table.exchanges).index(self.shown) + 1
+        self.dismiss(AnswerEdit(self.task_name, self.attempt, index, self.shown))
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -32,6 +32,7 @@ from ..widgets.run_header import RunHeader
 from ..widgets.run_panes import RunPanes
 from ..widgets.trace_panel import TracePanel
 from .acting import ActingScreen
+from .calls import AnswerEdit
 from .workbench_files import FileActions, Opener
 from .workbench_host import NoticeBoard
 from .workbench_run import RunActions
@@ -97,6 +98,10 @@ class WorkbenchScreen(ActingScreen):
 
     def _select(self, task: str) -> None:
         self.panes.select(task)
+
+    def edit_answer(self, edit: AnswerEdit) -> None:
+        """The calls view asked to edit a recorded answer: a what-if re-run (the runs')."""
+        self.runs.edit_answer(edit)
 
     def compose(self) -> ComposeResult:
         yield RunHeader(id="run-header")

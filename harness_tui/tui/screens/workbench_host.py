@@ -4,7 +4,7 @@ members, declared once here (the groups never see the screen's class, nor its pr
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from textual.app import App
 from textual.notifications import SeverityLevel
@@ -13,6 +13,9 @@ from ..controller import RunController
 from ..session import OpenError, Session
 from ..widgets.run_header import RunHeader
 from ..widgets.run_panes import RunPanes
+
+if TYPE_CHECKING:
+    from .calls import AnswerEdit
 
 
 class NoticeBoard(Protocol):
@@ -83,3 +86,5 @@ class Workbench(Protocol):
     def refresh_bindings_if_changed(self) -> None: ...
 
     def travel(self, move: Callable[[Session], bool], nothing: str = "") -> None: ...
+
+    def edit_answer(self, edit: AnswerEdit) -> None: ...

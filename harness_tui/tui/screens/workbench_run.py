@@ -6,14 +6,20 @@ at once); its updates arrive as one message the screen hands to :meth:`RunAction
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+from ...engine.canonical import loads
 from ...engine.driver import StopReason
 from ...engine.errors import HarnessError
-from ...engine.events import RunStatus, TraceEvent
+from ...engine.events import FAILURE_STATUSES, RunStatus, TraceEvent
+from ...engine.exchanges import Exchange
 from ...engine.graph import TaskNode
 from ...engine.recorded_calls import CallMode
+from ...records.export.overrides import Override
+from ..call_text import response_bytes
 from ..controller import (
     Crashed,
     DriveStarted,
@@ -26,8 +32,12 @@ from ..controller import (
     Ticked,
 )
 from ..modals.confirm import ConfirmModal
+from ..modals.output import OutputModal
 from ..modals.rerun import RerunModal
-from ..sanitize import visible
+from ..sanitize import shown, visible
+from ..session import Session
+from .calls import AnswerEdit
+from .diff import record_diff_screen
 from .workbench_host import Workbench
 
 ANSWERED = {
@@ -35,6 +45,26 @@ ANSWERED = {
     CallMode.FILL: "; calls answered from the recording, the rest sent",
 }
 """What a re-run's notification adds when the recording answers it."""
+
+
+def answer_value(exchange: Exchange) -> Any:
+    """A recorded answer as the user edits it: a call's value; an HTTP answer's body as
+    JSON when it is JSON, else as text (decoded as the client read it)."""
+    if exchange.kind == "call":
+        return exchange.value
+    data, _ = response_bytes(exchange)
+    text = data.decode("utf-8", "replace")
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _names(tasks: list[str]) -> str:
+    """``a, b, c`` (the first eight), or ``nothing``."""
+    if not tasks:
+        return "nothing"
+    return ", ".join(tasks[:8]) + (f" and {len(tasks) - 8} more" if len(tasks) > 8 else "")
 
 
 def held_hint(event: TraceEvent, node: TaskNode) -> str:
@@ -66,6 +96,8 @@ class RunActions:
             "stop-task": self.stop,
             "run-restart": lambda: self.replace_run("restart", self._restart_now),
             "rerun-from-task": self.rerun_from,
+            "edit-output": self.edit_output,
+            "edit-params": self.edit_params,
             "toggle-breakpoint": self.toggle_breakpoint,
             "toggle-break-on-failure": self.toggle_break_on_failure,
         }
@@ -119,38 +151,190 @@ class RunActions:
         self.screen.notify("restarted")
         return False
 
-    def rerun_from(self) -> None:
+    def _picked(self) -> tuple[Session, str] | None:
+        """The session and its selected task, or None (said when no task is selected)."""
         session, task = self.controller.session, self.screen.selected
         if session is None:
-            return
+            return None
         if task is None:
             self.screen.notify("select a task first (arrows, or / to find one)")
+            return None
+        return session, task
+
+    def rerun_from(self) -> None:
+        picked = self._picked()
+        if picked is None:
             return
+        session, task = picked
         name = f"re-run from {task}"
         if not session.replay:
             self.replace_run(name, lambda: self._rerun_now(task))
             return
         # A replay runs no code; a re-run does, the code this export names: ask first, and
         # (when it recorded calls) how its tasks reach models and APIs: offline by default.
-
-        def answered(mode: CallMode | bool | None) -> None:
-            if mode:
-                calls = mode if isinstance(mode, CallMode) else CallMode.LIVE
-                self.replace_run(name, lambda: self._rerun_now(task, calls))
-
         folder = Path(session.workflow.path).parent
         question = (
             f"Re-running from {task} runs task code: the modules this export names, imported "
-            f"from beside the export, else from {folder}, and your Python path. Run it?"
+            f"from beside the export, else from {folder}, and your Python path."
         )
+        self._ask_to_run_code(
+            question, lambda calls: self.replace_run(name, lambda: self._rerun_now(task, calls))
+        )
+
+    def edit_output(self) -> None:
+        """``E``: another output for the selected task; what follows from it re-runs (the
+        plan shown first), then the diff screen compares the two runs. On a failed task it is
+        "mark done and continue": the same fork, at that task."""
+        picked = self._picked()
+        if picked is None:
+            return
+        session, task = picked
+        failed = session.status(task) in FAILURE_STATUSES
+        title = f"Mark {task} done with this output and continue" if failed else (
+            f"{task}: another output, then re-run what follows")  # fmt: skip
+        text = session.run.output_text(task)
+        self._what_if(
+            Override("output", task, None),
+            title,
+            f"{task} is not called: its output is what you write.",
+            loads(text) if text is not None else None,
+            lambda value: (Override("output", task, value),),
+        )
+
+    def edit_params(self) -> None:
+        """``W``: other ``with:`` parameters for the selected task; it and what follows
+        re-run (the plan shown first), then the diff screen compares the two runs."""
+        picked = self._picked()
+        if picked is None:
+            return
+        session, task = picked
+        params = dict(session.workflow.graph.nodes[task].params)
+        if not params:
+            self.screen.notify(f"{shown(task)} has no with: parameters to change")
+            return
+
+        def check(value: Any) -> str | None:
+            if not isinstance(value, dict) or sorted(value) != sorted(params):
+                return f"parameters: keep the keys {', '.join(sorted(params))}, change values"
+            return None
+
+        first = next(iter(params))
+        self._what_if(
+            Override("with", task, params[first], param=first),
+            f"{task}: other parameters, then re-run it and what follows",
+            f"{task} re-runs with these with: parameters (the workflow patched).",
+            params,
+            lambda value: tuple(
+                Override("with", task, value[k], param=k) for k in params if value[k] != params[k]
+            ),
+            what="parameters",
+            check=check,
+        )
+
+    def edit_answer(self, edit: AnswerEdit) -> None:
+        """From the calls view: another answer for one recorded exchange; its task and what
+        follows re-run, the other requests answered from the recording (the plan shown
+        first), then the diff screen compares the two runs."""
+        task, attempt, index = edit.task, edit.attempt, edit.index
+        self._what_if(
+            Override("answer", task, None, attempt=attempt, index=index),
+            f"{task}: another recorded answer, then re-run what follows",
+            f"Call #{edit.exchange.seq} of {task}'s attempt {attempt} answers with what you "
+            "write; every other request of the re-run tasks is answered from the recording "
+            "first.",
+            answer_value(edit.exchange),
+            lambda value: (Override("answer", task, value, attempt=attempt, index=index),),
+            what="answer",
+            calls=CallMode.FILL,  # this workbench's own run: what the recording lacks is sent
+        )
+
+    def _what_if(
+        self,
+        probe: Override,
+        title: str,
+        says: str,
+        initial: Any,
+        make: Callable[[Any], tuple[Override, ...]],
+        *,
+        what: str = "output",
+        calls: CallMode = CallMode.LIVE,
+        check: Callable[[Any], str | None] | None = None,
+    ) -> None:
+        """A what-if re-run: the plan of ``probe`` (what re-runs, what keeps its record) and
+        the value to edit in a dialog; the overrides ``make`` gives for the value fork the
+        run on screen (an export asks first, and how its tasks reach models and APIs)."""
+        session = self.controller.session
+        if session is None:
+            return
+        task = probe.task
+        try:
+            fork = session.plan_rerun(None, (probe,))
+        except HarnessError as exc:
+            self.screen.notify(str(exc), title="Cannot re-run", severity="error")
+            return
+        order = list(fork.workflow.graph.nodes)
+        called = [t for t in order if t not in fork.kept]
+        again = [t for t in called if not (t == task and probe.kind == "output")]
+        kept = [t for t in order if t in fork.kept]
+        plan = f"{says} Re-runs: {_names(again)}. Keep what they did: {_names(kept)}."
+
+        def edited(value: object) -> None:
+            if value is OutputModal.CANCELLED:
+                return
+            overrides = make(value)
+            if not overrides:
+                self.screen.notify("nothing changed: nothing re-runs")
+                return
+            name = f"what-if on {task}"
+            if not session.replay:
+                self.replace_run(name, lambda: self._what_if_now(overrides, calls))
+                return
+            question = f"Re-running {task} and what follows runs task code this export names."
+            self._ask_to_run_code(question, lambda mode: self.replace_run(
+                name, lambda: self._what_if_now(overrides, mode)))  # fmt: skip
+
+        modal = OutputModal(title, plan, initial, what=what, check=check)
+        self.screen.app.push_screen(modal, edited)
+
+    def _ask_to_run_code(self, question: str, then: Callable[[CallMode], None]) -> None:
+        """Ask before running an export's code, and (when it recorded calls) how its re-run
+        tasks reach models and APIs: offline first; ``then`` gets the answer."""
+        session = self.controller.session
+        assert session is not None
         problem = session.recordings_problem()
         if problem is not None:
             question += f" Its recorded calls cannot be read ({problem}): every request is sent."
         recorded = sum(len(calls) for calls in session.recordings().values())
+
+        def answered(mode: CallMode | bool | None) -> None:
+            if mode:
+                then(mode if isinstance(mode, CallMode) else CallMode.LIVE)
+
         modal = (
-            RerunModal(question, recorded) if recorded else ConfirmModal(question, "Run the code")
+            RerunModal(question + " Run it?", recorded)
+            if recorded
+            else ConfirmModal(question + " Run it?", "Run the code")
         )
         self.screen.app.push_screen(modal, answered)
+
+    def _what_if_now(
+        self, overrides: tuple[Override, ...], calls: CallMode = CallMode.LIVE
+    ) -> bool:
+        """Fork the run on screen with ``overrides`` and continue it (then the diff opens)."""
+        session = self.controller.session
+        if session is None:
+            return False
+        try:
+            session.rerun_from(None, calls, overrides)
+        except HarnessError as exc:
+            self.screen.notify(str(exc), title="Cannot re-run", severity="error")
+            return False
+        self.screen.show_session()
+        said = {"output": "output set", "answer": "answer edited", "with": "parameters set"}
+        what = said[overrides[0].kind]
+        self.screen.notify(f"{overrides[0].task}: {what}; re-running what follows, then comparing")
+        self.go(single=False)  # queued: it starts once this intent returns
+        return False
 
     def _rerun_now(self, task: str, calls: CallMode = CallMode.LIVE) -> bool:
         """Fork the run on screen at ``task`` (a new, live run); it waits for a step."""
@@ -279,3 +463,12 @@ class RunActions:
             title="Run finished",
             severity="error" if failed else "information",
         )
+        session = self.controller.session
+        if session is not None and session.compared_with is not None:  # a what-if fork ended
+            before, session.compared_with = session.compared_with, None
+            try:
+                diff = record_diff_screen(before, session.export_record())
+            except HarnessError as exc:
+                self.screen.notify(str(exc), title="Cannot compare", severity="error")
+                return
+            self.screen.app.push_screen(diff)

@@ -15,7 +15,7 @@ from ..sanitize import shown
 from ..widgets.dag_view import DagView
 from ..widgets.inspector import Inspector
 from ..widgets.status_styles import status_styles
-from .calls import CallsModal
+from .calls import AnswerEdit, CallsModal
 from .workbench_host import Workbench
 
 
@@ -137,7 +137,12 @@ class ViewActions:
             return
         at = attempt or latest
         calls = partial(session.exchanges, task)
-        self.screen.app.push_screen(CallsModal(task, latest, at, calls, seq))
+        self.screen.app.push_screen(CallsModal(task, latest, at, calls, seq), self._edited)
+
+    def _edited(self, edit: AnswerEdit | None) -> None:
+        """The calls view closed; with an answer to edit, the screen hands it to the runs."""
+        if edit is not None:
+            self.screen.edit_answer(edit)
 
     def show_timeline(self) -> None:
         """Open the timeline: live while the run goes on, recorded timings in replay."""
