@@ -23,6 +23,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NoReturn
 
+from ..records.store.statuses import StoredStatus
+
 __all__ = ["end_children", "keep_children", "leave_now", "leaving_on_ctrl_c"]
 
 _PR_SET_CHILD_SUBREAPER = 36
@@ -90,7 +92,7 @@ def leaving_on_ctrl_c() -> Iterator[None]:
         return
 
     def leave(signum: int, frame: object) -> None:
-        leave_now("interrupted")
+        leave_now(StoredStatus.INTERRUPTED)
 
     previous = signal.signal(signal.SIGINT, leave)
     try:

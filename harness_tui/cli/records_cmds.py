@@ -16,6 +16,7 @@ import click
 
 from ..engine.capture import descriptors
 from ..engine.untrusted import shown, visible
+from ..records.store.statuses import StoredStatus
 from .app import cli
 from .calls_opt import intercept
 from .common import (
@@ -330,8 +331,8 @@ def _leave_now(live: LiveRun) -> NoReturn:
     # the line would join that attempt's log instead of the terminal.
     current.set(None)
     if live.run_id:
-        leave_now(f"interrupted; continue with: harness-tui resume {live.run_id}")
-    leave_now("interrupted")  # not sys.exit: a task still running must not hold us
+        leave_now(f"{StoredStatus.INTERRUPTED}; continue with: harness-tui resume {live.run_id}")
+    leave_now(StoredStatus.INTERRUPTED)  # not sys.exit: a task still running must not hold us
 
 
 @contextlib.contextmanager
@@ -360,7 +361,7 @@ def _ctrl_c_stops(live: LiveRun) -> Iterator[None]:
     except BaseException:
         signal.signal(signal.SIGINT, previous)
         raise
-    signal.signal(signal.SIGINT, lambda signum, frame: leave_now("interrupted"))
+    signal.signal(signal.SIGINT, lambda signum, frame: leave_now(StoredStatus.INTERRUPTED))
     context = click.get_current_context(silent=True)
     if context is None:
         signal.signal(signal.SIGINT, previous)
