@@ -296,9 +296,13 @@ def _option_defaults(settings: Config | None) -> dict[str, dict[str, object]]:
 def _exit(code: int) -> NoReturn:
     """Exit now, even when a task left a non-daemon thread running: the run is recorded and
     its export written, and a task's thread does not get to hold the command open. The
-    processes tasks left running end with it."""
+    processes tasks left running end with it (a Ctrl+C now, the run recorded already, is not
+    a traceback from the middle of that)."""
+    import signal
+
     from .children import end_children
 
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     end_children()
     stray = [
         thread

@@ -16,10 +16,16 @@ import contextlib
 import ctypes
 import os
 import signal
+import sys
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import NoReturn
 
-__all__ = ["end_children", "keep_children"]
+from ..records.store.statuses import StoredStatus
+
+__all__ = ["end_children", "keep_children", "leave_now", "leaving_on_ctrl_c"]
 
 _PR_SET_CHILD_SUBREAPER = 36
 GRACE_SECONDS = 1.0
@@ -73,3 +79,45 @@ def end_children() -> None:
                 os.kill(pid, sig)
         time.sleep(0.02)
         _reap()
+
+
+@contextlib.contextmanager
+def leaving_on_ctrl_c() -> Iterator[None]:
+    """For the block, the end of a command whose run is recorded (its export being written,
+    its cluster closing): a Ctrl+C leaves at once, as the third one does during the run.
+    One line, the processes tasks started ended, exit 130: never a traceback, nor click's
+    ``Aborted!``, from the middle of a close."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def leave(signum: int, frame: object) -> None:
+        leave_now(StoredStatus.INTERRUPTED)
+
+    previous = signal.signal(signal.SIGINT, leave)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def leave_now(line: str) -> NoReturn:
+    """Leave at once (a Ctrl+C that does not wait): ``line`` on stderr, then nothing more on
+    the terminal, the processes tasks started ended, exit 130.
+
+    Other threads still run while the children end (a Dask cluster's, which sees its
+    workers go and would say so, or start another), and so would what they start: from
+    the line on, the process's streams and descriptors 1 and 2 write nowhere."""
+    from .common import EXIT_INTERRUPTED, echo
+
+    echo(line, err=True)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    null = os.open(os.devnull, os.O_WRONLY)
+    for fd in (1, 2):
+        with contextlib.suppress(OSError):
+            os.dup2(null, fd)
+    sys.stdout = sys.stderr = open(null, "w", encoding="utf-8")  # noqa: SIM115 - until exit
+    end_children()
+    os._exit(EXIT_INTERRUPTED)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
+from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, NoReturn, cast
 
 import click
@@ -204,6 +206,24 @@ workers_option = click.option(
     default=1,
     show_default=True,
     help="Tasks run at once, in threads; the trace and digests are the serial run's.",
+)
+
+
+def _store_file(context: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """``--store`` for the commands that open the store later (the workbench, the server):
+    a folder is refused now, in the store's own one line."""
+    if value is not None and os.path.isdir(value):
+        from ..records.store import RunStore, StoreError
+
+        try:
+            RunStore.refuse_folder(Path(value))
+        except StoreError as exc:
+            exit_with_error(exc)
+    return value
+
+
+workbench_store_option = click.option(
+    "--store", "store_path", type=click.Path(), callback=_store_file, help="The run store."
 )
 
 payload_option = click.option(

@@ -134,7 +134,16 @@ def chosen_executor(spec: str, workers: int) -> tuple[Executor | None, int]:
     executor = executor_from_option(spec)
     executor.start()
     context = click.get_current_context()
-    context.call_on_close(executor.close)
+    context.call_on_close(lambda: _close(executor))
     if context.get_parameter_source("workers") is click.core.ParameterSource.DEFAULT:
         workers = executor.capacity() or workers
     return executor, workers
+
+
+def _close(executor: Executor) -> None:
+    """Close the executor as the command ends (a Dask cluster gives a busy worker seconds to
+    stop): a Ctrl+C meanwhile leaves at once."""
+    from .children import leaving_on_ctrl_c
+
+    with leaving_on_ctrl_c():
+        executor.close()

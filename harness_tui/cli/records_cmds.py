@@ -16,6 +16,7 @@ import click
 
 from ..engine.capture import descriptors
 from ..engine.untrusted import shown, visible
+from ..records.store.statuses import StoredStatus
 from .app import cli
 from .calls_opt import intercept
 from .common import (
@@ -324,22 +325,31 @@ as after a kill (the finished tasks are committed first unless a write was under
 
 
 def _leave_now(live: LiveRun) -> NoReturn:
+    """The third Ctrl+C: what the store has pending is written (unless a write is under way),
+    the line that says how to go on reaches the terminal, and the processes tasks started
+    end with the command, as at any exit."""
+    from ..engine.capture import current
+    from .children import leave_now
+
     live.flush(if_idle=True)
+    # The signal handler runs in the context of the attempt it interrupted: without this,
+    # the line would join that attempt's log instead of the terminal.
+    current.set(None)
     if live.run_id:
-        echo(f"interrupted; continue with: harness-tui resume {live.run_id}", err=True)
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            stream.flush()
-    os._exit(EXIT_INTERRUPTED)  # not sys.exit: a task still running must not hold us
+        leave_now(f"{StoredStatus.INTERRUPTED}; continue with: harness-tui resume {live.run_id}")
+    leave_now(StoredStatus.INTERRUPTED)  # not sys.exit: a task still running must not hold us
 
 
 @contextlib.contextmanager
 def _ctrl_c_stops(live: LiveRun) -> Iterator[None]:
     """While the run is driven, SIGINT stops it (:meth:`LiveRun.interrupt`) instead of
-    unwinding the command from wherever the main thread happens to be."""
+    unwinding the command from wherever the main thread happens to be. Once the run has
+    ended, to the command's end (its summary, its export, its executor and store closing),
+    a Ctrl+C leaves at once: no traceback or ``Aborted!`` from wherever it lands."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    from .children import leave_now
 
     presses = 0
 
@@ -353,8 +363,15 @@ def _ctrl_c_stops(live: LiveRun) -> Iterator[None]:
     previous = signal.signal(signal.SIGINT, on_sigint)
     try:
         yield
-    finally:
+    except BaseException:
         signal.signal(signal.SIGINT, previous)
+        raise
+    signal.signal(signal.SIGINT, lambda signum, frame: leave_now(StoredStatus.INTERRUPTED))
+    context = click.get_current_context(silent=True)
+    if context is None:
+        signal.signal(signal.SIGINT, previous)
+    else:  # the root's callbacks run after the command's own (its executor, its store)
+        context.find_root().call_on_close(lambda: signal.signal(signal.SIGINT, previous))
 
 
 def _drive_with_progress(live: LiveRun, quiet: bool) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from .app import cli
-from .common import EXIT_INVALID, die, echo, echo_error_line
+from .common import EXIT_INVALID, die, echo, echo_error_line, workbench_store_option
 from .completion import WORKFLOW
 
 
@@ -16,7 +16,7 @@ from .completion import WORKFLOW
     is_flag=True,
     help="FILE is a run export: open it read-only; nothing that runs or imports code can act.",
 )
-@click.option("--store", "store_path", type=click.Path(dir_okay=False), help="The run store.")
+@workbench_store_option
 @click.option("--no-store", is_flag=True, help="Do not record live runs.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="The address to listen on.")
 @click.option(

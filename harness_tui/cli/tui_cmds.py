@@ -10,7 +10,7 @@ import click
 
 from ..config import Config, state_path
 from .app import cli
-from .common import echo, payload_option
+from .common import echo, payload_option, workbench_store_option
 from .completion import WORKFLOW
 from .options import record_option, run_options, run_settings
 
@@ -98,7 +98,7 @@ def _outlived(app: HarnessApp) -> None:
 @cli.command("open")
 @click.argument("file", required=False, type=WORKFLOW)
 @payload_option
-@click.option("--store", "store_path", type=click.Path(dir_okay=False), help="The run store.")
+@workbench_store_option
 @click.option("--no-store", is_flag=True, help="Do not record live runs.")
 @run_options
 @record_option

@@ -20,8 +20,12 @@ address (shown on the timeline; never in the canonical trace).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import logging
 import os
+import shutil
+import tempfile
 import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -42,7 +46,7 @@ from ..engine.attempt import (
 from ..engine.canonical import loads
 from ..engine.untrusted import quoted
 
-__all__ = ["DaskCluster", "DaskError", "DaskExecutor"]
+__all__ = ["DaskCluster", "DaskError", "DaskExecutor", "quiet_dask_logging", "scratch_folder"]
 
 UPLOAD_LIMIT = 64 * 1024 * 1024
 """Bytes of a task folder's Python files uploaded to the workers, at most."""
@@ -95,12 +99,16 @@ class DaskCluster:
         address: ``tcp://HOST:PORT`` of a running scheduler; empty or None starts a
             LocalCluster (processes, one single-threaded worker per core).
         workers: the LocalCluster's worker processes (default: one per core).
+        quiet: Dask's logging, and the LocalCluster workers' output, never reach this
+            process's terminal (for the command line, where a task's failure is its one line).
 
     Raises:
         DaskError: distributed is not installed, or the scheduler cannot be reached.
     """
 
-    def __init__(self, address: str | None = None, workers: int | None = None) -> None:
+    def __init__(
+        self, address: str | None = None, workers: int | None = None, quiet: bool = False
+    ) -> None:
         try:
             import dask
             from distributed import Client, LocalCluster
@@ -108,11 +116,18 @@ class DaskCluster:
             from .dask_worker import FolderPlugin, remote_attempt
         except ImportError:
             raise DaskError("--executor dask needs Dask: pip install 'harness-tui[dask]'") from None
+        if quiet:
+            quiet_dask_logging()
         self.cluster: Any = None
+        self._scratch: str | None = None
         try:
             if address:
                 self.client: Any = Client(address, timeout="10s")
             else:
+                # The workers' folders in one of the cluster's own: in the folder all clusters
+                # share by default, a cluster starting elsewhere purges the folder of a worker
+                # that is closing (its lock just released) while the worker removes it too.
+                self._scratch = scratch_folder()
                 # A task that kills its worker fails its attempt at once; Dask does not try it
                 # again on another worker (retries are the harness's).
                 with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
@@ -121,7 +136,11 @@ class DaskCluster:
                         threads_per_worker=1,
                         processes=True,
                         dashboard_address=None,
-                        scheduler_kwargs={"dashboard": False},
+                        # Any free port for the scheduler's HTTP routes: a fixed one taken by
+                        # another cluster is a warning on the terminal.
+                        scheduler_kwargs={"dashboard": False, "dashboard_address": ":0"},
+                        local_directory=self._scratch,
+                        **_quiet_workers(quiet),
                     )
                 self.client = Client(self.cluster)
         except (OSError, TimeoutError) as exc:
@@ -166,10 +185,82 @@ class DaskCluster:
             return name
 
     def close(self) -> None:
-        """Close the client, and the LocalCluster if this started one."""
-        self.client.close()
+        """Close the client, then the LocalCluster if this started one (its workers, then its
+        scheduler), then remove the workers' folder. Each step runs whatever the one before
+        raised: the run is recorded by then, and a connection Dask finds closed on its way
+        out (``CommClosedError``) is not the command's to report."""
+        steps = [self.client.close]
         if self.cluster is not None:
-            self.cluster.close()
+            steps.append(self.cluster.close)
+        for step in steps:
+            with contextlib.suppress(Exception):  # Dask's types for "closed" vary by step
+                step()
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+
+
+def scratch_folder() -> str:
+    """A new folder for a LocalCluster's workers, named for this process. The folders of
+    clusters whose process is gone (one that left at once, on a Ctrl+C or a kill, before
+    its cluster closed) are removed first."""
+    for old in Path(tempfile.gettempdir()).glob("harness-dask-*-*"):
+        pid = old.name.split("-")[2]
+        if pid.isdigit() and not _running(int(pid)):
+            shutil.rmtree(old, ignore_errors=True)
+    return tempfile.mkdtemp(prefix=f"harness-dask-{os.getpid()}-")
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process
+        return True
+    return True
+
+
+def _quiet_workers(quiet: bool) -> dict[str, Any]:
+    """LocalCluster options that keep its worker processes off the terminal: their output
+    goes nowhere once they start (:func:`.dask_worker.dask_setup`), and no logging handler
+    lets anything through before that."""
+    if not quiet:
+        return {}
+    return {"silence_logs": logging.CRITICAL + 1, "preload": ["harness_tui.executors.dask_worker"]}
+
+
+class _NotDask(logging.Filter):
+    """Drops the records of Dask's machinery: its loggers (``distributed``, and ``tornado``
+    under it), and whatever its event loop's thread reports through ``asyncio``."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        name = record.name
+        if name.startswith(("distributed", "tornado")):
+            return False
+        if record.threadName == "IO loop":
+            return False
+        error = record.exc_info[1] if record.exc_info else None
+        return not type(error).__module__.startswith(("distributed", "tornado"))
+
+
+_quiet_filter = _NotDask()
+
+
+def quiet_dask_logging() -> None:
+    """Dask's logging never reaches this process's terminal (the command line's clusters):
+    the task's failure is in the run's trace, and one line says so. Distributed and
+    tornado log to their own handlers, asyncio (its event loop) to the root logger's and to
+    logging's last resort; each of them gets the filter, once."""
+    for name in ("distributed", "tornado", ""):
+        for handler in logging.getLogger(name).handlers:
+            if _quiet_filter not in handler.filters:
+                handler.addFilter(_quiet_filter)
+    last = logging.lastResort
+    if last is not None and _quiet_filter not in last.filters:
+        last.addFilter(_quiet_filter)
+    asyncio = logging.getLogger("asyncio")  # whatever handlers the root logger gets later
+    if _quiet_filter not in asyncio.filters:
+        asyncio.addFilter(_quiet_filter)
 
 
 class DaskExecutor(Executor):
@@ -179,25 +270,31 @@ class DaskExecutor(Executor):
     Args:
         cluster: the cluster to use; None: :meth:`start` connects to ``address``.
         address: ``tcp://HOST:PORT`` of a running scheduler; empty: a LocalCluster.
+        quiet: keep Dask's logging and its workers' output off this process's terminal.
     """
 
     name = "dask"
     pickles = True
     isolatable = False  # every attempt runs in a Dask worker's process already
 
-    def __init__(self, cluster: DaskCluster | None = None, address: str = "") -> None:
+    def __init__(
+        self, cluster: DaskCluster | None = None, address: str = "", quiet: bool = False
+    ) -> None:
         self._cluster = cluster
         self._own = False
         self.address = address
+        self.quiet = quiet
         self._refs: dict[int, tuple[str, str]] = {}
         self._futures: dict[int, tuple[Any, threading.Event]] = {}  # by id(attempt)
         self._cancelled: set[int] = set()
+        self._closed = False
         self._lock = threading.Lock()
 
     @classmethod
     def from_option(cls, arg: str | None) -> DaskExecutor:
-        """``dask``: a LocalCluster for the command; ``dask=tcp://HOST:PORT``: a running one."""
-        return cls(address=arg or "")
+        """``dask``: a LocalCluster for the command; ``dask=tcp://HOST:PORT``: a running one.
+        Dask's logging stays off the command's terminal (:func:`quiet_dask_logging`)."""
+        return cls(address=arg or "", quiet=True)
 
     @property
     def cluster(self) -> DaskCluster:
@@ -214,11 +311,29 @@ class DaskExecutor(Executor):
             DaskError: Dask is not installed, or the scheduler cannot be reached.
         """
         if self._cluster is None:
-            self._cluster = DaskCluster(self.address or None)
+            self._cluster = DaskCluster(self.address or None, quiet=self.quiet)
             self._own = True
+            self._closed = False
 
     def close(self) -> None:
-        """Close the client, and the cluster if this executor started it."""
+        """Cancel the attempts still submitted, then close the client, and the cluster if
+        this executor started it.
+
+        The order is the fix of a race: an attempt abandoned by a stop (or timed out) cancels
+        its future from its own thread when it wakes up, which could be while the client
+        closes (Dask then raises ``CommClosedError`` or a closed-client error in that thread,
+        a traceback on the terminal). Here every future is cancelled while the client is
+        still open, under the lock those threads take to cancel, and a thread that wakes up
+        later finds the executor closed and leaves the client alone."""
+        with self._lock:
+            self._closed = True
+            futures = [future for future, _ in self._futures.values()]
+            waiting = [done for _, done in self._futures.values()]
+            self._cancelled.update(self._futures)
+            for future in futures:
+                _cancel(future)
+        for done in waiting:
+            done.set()  # nothing will answer them now
         if self._own and self._cluster is not None:
             self._cluster.close()
             self._cluster = None
@@ -247,6 +362,8 @@ class DaskExecutor(Executor):
         """Submit the attempt and wait for it. The worker times the attempt; here the wait
         ends :data:`GRACE` later (the time to reach a free worker and back), cancelling the
         future, so a lost worker or a full cluster cannot hold the run."""
+        if self._closed:  # an abandoned attempt's thread, after the command closed the cluster
+            return Outcome(CANCELLED)
         cluster = self.cluster
         ref, folder = self._reference(attempt.fn)
         limit = attempt.log.limit if attempt.log is not None else 0
@@ -269,7 +386,9 @@ class DaskExecutor(Executor):
             cancelled = key in self._cancelled
             self._cancelled.discard(key)
         if cancelled or not finished:
-            future.cancel()
+            with self._lock:  # never while close() closes the client (see there)
+                if not self._closed:
+                    _cancel(future)
             return Outcome(CANCELLED) if cancelled else Outcome(TIMEOUT)
         return self._outcome(future, attempt)
 
@@ -295,15 +414,21 @@ class DaskExecutor(Executor):
                        worker=worker, calls=calls)  # fmt: skip
 
     def cancel(self, attempt: Attempt) -> None:
-        """Stop waiting for the attempt; its Dask future is cancelled."""
+        """Stop waiting for the attempt: the thread waiting for it wakes up and cancels its
+        Dask future (not here: this may be a signal handler, on a thread that holds the
+        client's attention already)."""
         key = id(attempt)
         with self._lock:
             found = self._futures.get(key)
             if found is None:
                 return
             self._cancelled.add(key)
-        future, done = found
-        done.set()
+        found[1].set()
+
+
+def _cancel(future: Any) -> None:
+    """Cancel a Dask future; a client that is closing or gone has nothing left to cancel."""
+    with contextlib.suppress(Exception):  # ClosedClientError, CommClosedError, a closed loop
         future.cancel()
 
 

@@ -18,7 +18,7 @@ from ..engine.capture import LogBuffer, current, install
 from ..workflow.refs import LazyCallable, _import_lock
 from .child import attempt_io, recording, reply_of, report_of
 
-__all__ = ["FolderPlugin", "remote_attempt"]
+__all__ = ["FolderPlugin", "dask_setup", "remote_attempt"]
 
 
 def remote_attempt(
@@ -129,3 +129,16 @@ class FolderPlugin(WorkerPlugin):  # type: ignore[misc]
             target = root / relative
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
+
+
+def dask_setup(worker: Any) -> None:
+    """A LocalCluster worker of the command line (Dask runs it as the worker's preload):
+    what the process writes to its standard streams (Dask's logging, a dying task's
+    traceback, what a task writes straight to a file descriptor) goes nowhere, never to
+    the terminal the command's own lines are on. A task's prints are captured as always."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        for fd in (1, 2):
+            os.dup2(null, fd)
+    finally:
+        os.close(null)

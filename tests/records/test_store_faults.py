@@ -313,8 +313,16 @@ def test_damaged_values_are_one_line_in_every_command(
 
 @pytest.mark.parametrize(
     "args",
-    [["runs"], ["export", "x", "-"], ["report", "x"], ["resume", "x"], ["run", "W"]],
-    ids=["runs", "export", "report", "resume", "run"],
+    [
+        ["runs"],
+        ["export", "x", "-"],
+        ["report", "x"],
+        ["resume", "x"],
+        ["run", "W"],
+        ["serve", "W"],  # these two open the store later, in the workbench: refused before
+        ["open", "W"],
+    ],
+    ids=["runs", "export", "report", "resume", "run", "serve", "open"],
 )
 def test_a_store_that_is_a_folder_is_one_line(tmp_path: Path, args: list[str]) -> None:
     workflow = tmp_path / "w.yaml"

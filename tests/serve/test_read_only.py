@@ -24,13 +24,20 @@ async def test_a_read_only_replay_refuses_everything_that_runs_code(tmp_path: Pa
     async with replay.run_test(size=SIZE) as pilot:
         screen = workbench(replay)
         refused = {a.id for a in WORKBENCH if screen.why_not(a) == READ_ONLY}
-        assert refused == {"open-file", "reload-workflow", "rerun-from-task", "diff-workflow"}
+        assert refused == {
+            "open-file",
+            "reload-workflow",
+            "rerun-from-task",
+            "diff-workflow",
+            "edit-output",
+            "edit-params",
+        }
         screen._select("transform")
-        for key in ("o", "F", "d"):
+        for key in ("o", "F", "d", "E", "W"):
             await pilot.press(key)
             await pilot.pause()
             assert replay.screen is screen, key  # no modal: not even a question
-        assert sum(READ_ONLY in n.message for n in replay._notifications) == 3
+        assert sum(READ_ONLY in n.message for n in replay._notifications) == 5
         await pilot.press("c")  # stepping the recorded run still works
         await settle(pilot)
         assert screen.session is not None and screen.session.replay

@@ -225,11 +225,7 @@ class RunStore:
         """Damage found before opening (a write-ahead log SQLite would silently cut short),
         with where a copy of it is kept; the store opens with what SQLite can recover."""
         writable = create if write is None else write
-        if self.path.is_dir():
-            raise StoreError(
-                f"{self.path}: a folder, not a run store (name a file in it, such as "
-                f"{self.path / 'runs.sqlite3'})"
-            )
+        self.refuse_folder(self.path)
         if not self.path.exists():
             if not create:
                 raise StoreError(f"{self.path}: no run store there (nothing was recorded)")
@@ -244,6 +240,19 @@ class RunStore:
             except BaseException:
                 self._db.close()
                 raise
+
+    @staticmethod
+    def refuse_folder(path: Path) -> None:
+        """Refuse a folder as the store, for commands that open it later too.
+
+        Raises:
+            StoreError: ``path`` is a folder (the store is a file in one).
+        """
+        if path.is_dir():
+            raise StoreError(
+                f"{path}: a folder, not a run store (name a file in it, such as "
+                f"{path / 'runs.sqlite3'})"
+            )
 
     def _create(self) -> None:
         """Make a new store whole, then put it in place: another process never sees it half
