@@ -364,3 +364,24 @@ def test_verify_against_a_fork_whose_overrides_cannot_apply_is_one_line(
     assert code == 2 and len(err.splitlines()) == 1 and err.startswith(f"error: {forged}"), err
     assert says.removeprefix("forged.json") in err
     assert calls() == []
+
+
+@pytest.mark.parametrize(
+    "tasks",
+    [
+        "  a: {run: 'builtin:echo', with: &w {n: 1}}\n  b: {run: 'builtin:echo', with: *w}\n",
+        "  a: &spec {run: 'builtin:echo', with: {n: 1}}\n  b: *spec\n",
+    ],
+    ids=["shared-with", "shared-task"],
+)
+def test_a_with_override_sets_one_task_even_where_yaml_aliases_share_it(tasks: str) -> None:
+    # Before: --with a.n also set b's n (one mapping behind both), so the fork's workflow
+    # gave b, kept from the record with n 1, another parameter; verify then diverged on b.
+    from harness_tui.records.runs.whatif import patch_workflow
+    from harness_tui.workflow.loader import parse_workflow
+
+    workflow = parse_workflow(f"name: shared\ntasks:\n{tasks}")
+    override = parse_override("with", "a.n=5")
+    patched, _ = patch_workflow(workflow, [override], None)
+    assert dict(patched.graph.nodes["a"].params) == {"n": 5}
+    assert dict(patched.graph.nodes["b"].params) == {"n": 1}
