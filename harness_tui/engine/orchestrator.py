@@ -348,10 +348,11 @@ class Run:
 
     def record_calls(self, session: CallSession) -> None:
         """Record (and answer) further attempts under ``session``, keeping what the run
-        recorded so far (a resumed run told to record)."""
+        recorded so far (a resumed run told to record) and the headers it kept out."""
         before = self.context.calls
         if before is not None:
             session.load(before.recordings())
+            session.secret_headers |= before.secret_headers
         self.context.calls = session
 
     @property

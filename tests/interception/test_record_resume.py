@@ -68,3 +68,53 @@ def test_resume_records_the_http_of_the_attempts_still_to_run(
     (exchange,) = io["second"]
     assert exchange["url"].endswith("/v1/chat/completions") and exchange["status"] == 200
     assert json.loads(exchange["request_body"]["text"])["messages"][0]["content"] == "second"
+
+
+SECRET_TASKS = """
+import httpx
+
+
+def ask(inputs):
+    if not inputs["params"].get("call"):
+        return "no call"
+    body = {"model": "m", "messages": [{"role": "user", "content": inputs["task"]["name"]}]}
+    reply = httpx.post(inputs["payload"]["url"] + "/v1/chat/completions", json=body,
+                       headers={"X-Token": "tok-" + inputs["task"]["name"]})
+    return reply.json()["choices"][0]["message"]["content"]
+"""
+
+
+@pytest.mark.parametrize("first_calls", [True, False], ids=["first-called", "first-did-not"])
+def test_a_resumed_recording_keeps_its_secret_headers_out_and_goes_on_recording(
+    fake_model: FakeModel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, first_calls: bool
+) -> None:
+    """Before: resuming forgot the run's --secret-header (the resumed attempts stored it, in
+    the store and the export), and a run that had recorded no exchange yet stopped recording."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "secret_tasks", raising=False)
+    (tmp_path / "secret_tasks.py").write_text(SECRET_TASKS, encoding="utf-8")
+    flow = tmp_path / "flow.yaml"
+    flow.write_text(
+        f"name: resumed\npayload: {{url: {fake_model.url!r}}}\ntasks:\n"
+        f"  first: {{run: 'secret_tasks:ask', with: {{call: {str(first_calls).lower()}}}}}\n"
+        "  second: {run: 'secret_tasks:ask', depends_on: [first], with: {call: true}}\n",
+        encoding="utf-8",
+    )
+    workflow = load_workflow(flow)
+    store = RunStore(tmp_path / "runs.sqlite3")
+    calls = CallSession(CallMode.LIVE, secret_headers=["X-Token"])
+    live = LiveRun.start(workflow, workflow.payload, RunSettings(store=store), calls=calls)
+    live.drive(single=True)  # "first" ran
+    live.abandon()
+    run_id = live.run_id
+    assert run_id is not None
+    resumed = LiveRun.resume(run_id, RunSettings(store=store))  # no --record: as it did
+    resumed.drive()
+    assert resumed.run.status.value == "succeeded"
+    recorded = resumed.run.recordings()
+    (exchange,) = recorded[("second", 1)]
+    assert exchange.status == 200
+    assert all(name.lower() != "x-token" for name, _ in exchange.request_headers)
+    text = store.export(run_id).document
+    assert "tok-" not in json.dumps(text)
+    store.close()
