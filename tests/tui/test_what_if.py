@@ -294,3 +294,23 @@ async def test_w_gives_a_task_other_parameters_and_reruns_it_and_what_follows(
             "summarize": 'set by the user: with.style: "long" -> "short"',
             "report": "upstream summarize differs",  # other inputs, the same output
         }
+
+
+async def test_an_output_past_the_edit_limit_opens_an_empty_editor_saying_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Before: the editor was filled with it whatever its size (a 20 MB answer took 38 s to
+    # open, and no edit of it could apply: an edited value holds payload_bytes at most).
+    from harness_tui.workflow import limits
+
+    monkeypatch.setenv(limits.ENV_VAR, "payload_bytes=1000")
+    app = make_app(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.push_screen(OutputModal("t", "p", {"text": "x" * 5000}, what="answer"))
+        await pilot.pause()
+        assert app.screen.query_one(TextArea).text == "null"
+        note = str(app.screen.query_one("#output-error", Label).render())
+        assert "The answer now is 5,011 bytes of JSON, past the 1,000 an edited answer" in note
+        await app.push_screen(OutputModal("t", "p", {"text": "x" * 900}, what="answer"))
+        await pilot.pause()
+        assert "x" * 900 in app.screen.query_one(TextArea).text  # within it: as it is
