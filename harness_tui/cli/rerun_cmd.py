@@ -101,10 +101,19 @@ def rerun(
         die("give --from TASK, or an override: --set-output, --set-answer or --with")
     export_to = _export_target(export_to)
     from_file = file_kind(run) is FileKind.EXPORT
-    record = RunRecord.read(run) if from_file else _open_store(store_path).export(run)
+    kept_out: tuple[str, ...] = ()  # headers the recorded run kept out, when the store says
+    if from_file:
+        record = RunRecord.read(run)
+    else:
+        source = _open_store(store_path)
+        record = source.export(run)
+        recorded = source.recorded_with(run)
+        kept_out = () if recorded is None else recorded.secret_headers
     workflow = load_or_die(workflow_file) if workflow_file else None
     fork = plan_fork(record, task, workflow, run if from_file else None, overrides=overrides)
     calls = replaying_session(record, calls_mode, offline, keep=True)
+    if calls is not None:  # what fill sends and records keeps them out too
+        calls.secret_headers |= {name.lower() for name in kept_out}
     _edit_answers(record, calls, overrides)
     store = None if no_store else _open_store(store_path, create=True)
     _not_the_store(export_to, store)

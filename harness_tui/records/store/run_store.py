@@ -864,6 +864,19 @@ class RunStore:
             if taken != 1:
                 raise StoreError(f"run {stored.id} was taken by {holder(owner)} meanwhile")
 
+    def recorded_with(self, run_id: str) -> Recorded | None:
+        """How a stored run records its calls (None: it records nothing, or no such run).
+
+        Raises:
+            StoreError: the stored value is damaged, or the store cannot be read.
+        """
+        with self._guard(f"cannot read run {run_id}"):
+            row = self._db.execute("SELECT recording FROM runs WHERE id = ?", (run_id,)).fetchone()
+        if row is None:
+            return None
+        _typed(row, "recording", (_OPTIONAL_TEXT,), run_id)
+        return Recorded.from_text(row[0], run_id)
+
     def export(self, run_id: str, redact: Iterable[str] = ()) -> RunRecord:
         """A stored run as an export (no code runs), with ``redact``'s keys redacted."""
         stored = self.load(run_id)
