@@ -717,23 +717,14 @@ class RunStore:
                 f"run {run_id}: stored workflow is invalid: {exc.problems[0]}"
             ) from None
         status = effective_status(status, owner, until)
-        forked_from = None if fork is None else _fork_of(fork)
         return StoredRun(
-            run_id,
-            workflow,
-            payload_text,
-            events,
-            outputs,
-            status,
-            done,
-            total,
-            logs,
+            run_id, workflow, payload_text, events, outputs, status, done, total, logs,
             lease_owner=owner,
-            forked_from=forked_from,
+            forked_from=None if fork is None else _fork_of(fork),
             recordings=recordings,
             overrides=stored_overrides(changes, run_id),
             recording=Recorded.from_text(recording, run_id),
-        )
+        )  # fmt: skip
 
     def _recordings(self, run_id: str) -> dict[tuple[str, int], list[Exchange]]:
         """A run's recorded exchanges by ``(task, attempt)`` (schema 7; none before)."""
