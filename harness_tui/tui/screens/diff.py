@@ -185,7 +185,7 @@ class DiffScreen(ActingScreen):
 
 class DiffTitle(Widget):
     """``DIFF  old → new  summary`` on one line: the summary always shows; the paths shrink
-    to their file names (one, when both are the same), then go, before it is cut."""
+    to their file names (one, when both are the same file), then go, before it is cut."""
 
     DEFAULT_CSS = """
     DiffTitle { height: 1; background: $panel; padding: 0 1; }
@@ -204,7 +204,7 @@ def diff_title(old: str, new: str, summary: str, width: int) -> Text:
     old_name, new_name = PurePath(old).name, PurePath(new).name
     for paths in (
         f"{old}  →  {new}",
-        f"{old_name}  →  {new_name}" if old_name != new_name else old_name,
+        f"{old_name}  →  {new_name}" if old != new else old_name,
         "",
     ):
         text = Text()
