@@ -157,7 +157,14 @@ async def test_mark_done_while_held_at_the_failure_stops_the_run_and_continues_t
         assert screen.session is not None and screen.session.run is not failed_run
         assert screen.session.run.status.value == "succeeded"
         assert screen.session.run.results["report"] == "REPORT done by hand"
-        assert isinstance(app.screen, DiffScreen)
+        diff = app.screen
+        assert isinstance(diff, DiffScreen) and diff.runs is not None
+        # The fork compared with the stopped run once it ended, not as it began: fetch is the
+        # same in both, and no task is "only in the first run".
+        kinds = {task: d.kind for task, d in diff.runs.items()}
+        assert "fetch" not in kinds and "removed" not in kinds.values(), kinds
+        assert (kinds["summarize"], kinds["report"]) == ("status", "inputs")
+        assert diff.runs["summarize"].cause == "output overridden by the user"
 
 
 async def test_e_on_an_export_asks_before_running_its_code(agent: Path, tmp_path: Path) -> None:
