@@ -79,6 +79,8 @@ def harness(*args: str) -> tuple[int, str, str]:
         ("--set-output", "roll", "error: --set-output 'roll': expected TASK=JSON|@FILE"),
         ("--set-output", "nope=1", "error: --set-output nope: no task 'nope' in workflow 'dice'"),
         ("--set-output", "roll={", "error: --set-output roll: not JSON: Expecting property name"),
+        ("--set-output", "roll=[1, NaN]",
+         "error: --set-output roll: value[1]: float is not a JSON value"),
         ("--set-answer", "roll#1=1", "error: --set-answer 'roll#1=1': expected TASK#ATTEMPT:N="),
         ("--set-answer", "roll#1:3=1",
          "error: --set-answer roll#1:3: attempt 1 of roll recorded 1 exchange"),

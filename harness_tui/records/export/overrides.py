@@ -142,7 +142,7 @@ def parse_override(kind: str, text: str) -> Override:
     parts = found.groupdict()
     where = f"{option} {parts['task']}"
     try:
-        value = parse_payload(parts["value"], where).value
+        value = parse_payload(parts["value"], where, "value").value
     except PayloadError as exc:
         raise OverrideError(str(exc)) from None
     _check_exportable(value, where)
