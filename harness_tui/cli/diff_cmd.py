@@ -142,7 +142,9 @@ def _trace_diff(old: str, new: str, as_json: bool, exit_code: bool, tui: bool) -
     from ..records.export import RunRecord
     from ..records.runs.divergence import compare_records, count_tasks
 
-    a, b = RunRecord.read(old), RunRecord.read(new)
+    # The command compares the records' views: their arrays go as each is read (the screen
+    # shows more of them).
+    a, b = RunRecord.read(old, lean=not tui), RunRecord.read(new, lean=not tui)
     if tui:
         from ..tui.diff_app import run_record_diff_app
 
