@@ -144,7 +144,7 @@ def _trace_diff(old: str, new: str, as_json: bool, exit_code: bool, tui: bool) -
 
     # The command compares the records' views: their arrays go as each is read (the screen
     # shows more of them).
-    a, b = RunRecord.read(old, lean=not tui), RunRecord.read(new, lean=not tui)
+    a, b = (RunRecord.read(old), RunRecord.read(new)) if tui else RunRecord.read_pair(old, new)
     if tui:
         from ..tui.diff_app import run_record_diff_app
 

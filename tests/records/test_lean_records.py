@@ -44,7 +44,7 @@ def test_a_lean_record_has_the_views_of_a_whole_one(
     path = _written(document, tmp_path / "run.json")
     whole, lean = RunRecord.read(path), RunRecord.read(path, lean=True)
     assert lean.lean and not whole.lean
-    assert not {"trace", "timings", "attempts", "plan"} & set(lean.document)
+    assert not {"trace", "timings", "attempts", "plan", "results"} & set(lean.document)
     for view in ("events", "logs", "plan", "outputs", "digests", "status", "payload"):
         assert getattr(lean, view) == getattr(whole, view), view
     assert lean.plan_derived  # checked against the payload's: the replay follows it
@@ -57,6 +57,8 @@ def test_a_lean_record_is_not_written(document: dict[str, Any], tmp_path: Path) 
         lean.write(tmp_path / "again.json")
     with pytest.raises(RuntimeError, match="read lean"):
         lean.recordings  # noqa: B018 - in the attempts, which are gone
+    with pytest.raises(RuntimeError, match="read lean"):
+        lean.results  # noqa: B018
 
 
 Edit = Callable[[dict[str, Any]], Any]
@@ -106,3 +108,43 @@ def test_a_lean_read_reports_the_first_error_a_whole_read_does(
     with pytest.raises(RecordError) as lean:
         RunRecord.read(path, lean=True)
     assert str(lean.value) == str(whole.value)
+
+
+def _not_json(d: dict[str, Any]) -> None:
+    d["format"] = float("nan")  # written as NaN: not JSON
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [(_plan_index, _not_json), (None, _not_json), (_trace, None), (_not_json, _trace),
+     (_status, _timing_twice), (None, _attempt)],
+)  # fmt: skip
+def test_a_pair_read_reports_the_first_error_two_reads_do(
+    document: dict[str, Any], tmp_path: Path, first: Edit | None, second: Edit | None
+) -> None:
+    paths = []
+    for name, edit in (("one.json", first), ("two.json", second)):
+        changed = copy.deepcopy(document)
+        if edit is not None:
+            edit(changed)
+        if edit is _not_json:
+            (tmp_path / name).write_text(json.dumps(changed), encoding="utf-8")
+        else:
+            _written(changed, tmp_path / name)
+        paths.append(tmp_path / name)
+    with pytest.raises(RecordError) as apart:
+        RunRecord.read(paths[0], lean=True)
+        RunRecord.read(paths[1], lean=True)
+    with pytest.raises(RecordError) as paired:
+        RunRecord.read_pair(*paths)
+    assert str(paired.value) == str(apart.value)
+
+
+def test_a_pair_read_gives_the_records_two_reads_do(
+    document: dict[str, Any], tmp_path: Path
+) -> None:
+    path = _written(document, tmp_path / "run.json")
+    one, other = RunRecord.read_pair(path, path)
+    alone = RunRecord.read(path, lean=True)
+    assert one.events == other.events == alone.events
+    assert one.lean and other.lean and one.plan_derived and other.plan_derived
