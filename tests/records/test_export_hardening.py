@@ -177,3 +177,18 @@ def test_the_untouched_document_is_read(document: dict[str, Any], tmp_path: Path
     path = tmp_path / "fine.json"
     path.write_text(RunRecord(document).to_text(), encoding="utf-8")
     assert RunRecord.read(path).status == "succeeded"
+
+
+@pytest.mark.parametrize("name", ["\x85", "a\u2028b", "x\ny", "\x1b[2J"])
+def test_a_trace_task_name_that_breaks_lines_is_quoted_in_the_one_line(
+    document: dict[str, Any], name: str
+) -> None:
+    edited = copy.deepcopy(document)
+    edited["trace"][3]["task"] = name
+    edited.pop("checksum")
+    edited["checksum"] = checksum(edited)
+    with pytest.raises(RecordError) as caught:
+        RunRecord.parse(json.dumps(edited), "run.json")
+    message = str(caught.value)
+    assert "does not match the plan" in message
+    assert len(message.splitlines()) == 1 and "\x1b" not in message

@@ -357,7 +357,7 @@ class RunRecord:
                 raise RecordError(f"{name}: trace event {position} has seq {event.seq}")
             if step is None or step.task_id != event.task_id:
                 raise RecordError(
-                    f"{name}: trace event {event.seq} ({event.task}) does not match the plan"
+                    f"{name}: trace event {event.seq} ({event.task!r}) does not match the plan"
                 )
             state.append(event)
         if "trace-digest" not in skip and state.trace_digest() != self.digests["trace"]:
