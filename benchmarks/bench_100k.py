@@ -3,7 +3,10 @@ time and peak RSS (``ru_maxrss`` of each process), and ``run --no-store -q`` aga
 engine's run of the same loaded graph (``TaskOrchestrator(wf.graph)`` to the end, load
 excluded) in the same run (target: at most 2x).
 
-Run: python benchmarks/bench_100k.py [--tasks 100000] [--tree TREE] [--only run,engine,...]
+``run --store --export``, ``replay`` and ``diff`` of two runs are also given as ratios of
+``run --no-store -q``'s wall time and peak RSS in the same run (target: at most 1.5x).
+
+Run: python benchmarks/bench_100k.py [--tasks 100000] [--tree TREE]
 """
 
 from __future__ import annotations
@@ -79,16 +82,20 @@ def main() -> None:
         ("diff RUN RUN", [*cli, "diff", str(export), str(export)], None),
         ("engine (load excluded)", [sys.executable, "-c", ENGINE, str(big)], folder / "e.json"),
     ]
-    walls = {}
+    walls, peaks = {}, {}
     print(f"{'command':26} {'wall s':>8} {'RSS MiB':>8}")
     for name, command, out in steps:
         took, rss = _timed(command, env, out)
         if name.startswith("engine"):
             took = float(__import__("json").loads((folder / "e.json").read_text())["seconds"])
-        walls[name] = took
+        walls[name], peaks[name] = took, rss
         print(f"{name:26} {took:8.2f} {rss:8.0f}", flush=True)
     ratio = walls["run --no-store -q"] / walls["engine (load excluded)"]
     print(f"run --no-store -q / engine run: {ratio:.2f}x (target <= 2; the CLI includes its load)")
+    base = "run --no-store -q"
+    for name in ("run --store -q --export", "replay", "diff RUN RUN"):
+        time_ratio, rss_ratio = walls[name] / walls[base], peaks[name] / peaks[base]
+        print(f"{name} / {base}: {time_ratio:.2f}x time, {rss_ratio:.2f}x peak RSS (target <= 1.5)")
 
 
 if __name__ == "__main__":

@@ -51,15 +51,25 @@ def _is_run(spec: str) -> bool:
     return _is_export(spec) or (_RUN_ID.fullmatch(spec) is not None and not os.path.exists(spec))
 
 
-def _record(spec: str, store_path: str | None) -> RunRecord:
+def _record(spec: str, store_path: str | None, *, lean: bool = False) -> RunRecord:
     """The run ``spec`` names, as an export (a stored run is exported, running no code)."""
     from ..records.export import RunRecord
 
     if _is_export(spec):
-        return RunRecord.read(spec)
+        return RunRecord.read(spec, lean=lean)
     from .records_cmds import _open_store
 
     return _open_store(store_path).export(spec)
+
+
+def _records(old: str, new: str, store_path: str | None, tui: bool) -> tuple[RunRecord, RunRecord]:
+    """The two runs to compare. The command compares their views, so export files are read
+    lean, two files as a pair (one parsed document at a time); the screen shows more of them."""
+    from ..records.export import RunRecord
+
+    if not tui and _is_export(old) and _is_export(new):
+        return RunRecord.read_pair(old, new)
+    return _record(old, store_path, lean=not tui), _record(new, store_path, lean=not tui)
 
 
 @cli.command()
@@ -85,7 +95,7 @@ def diff(
     """
     old_export, new_export = _is_run(old), _is_run(new)
     if old_export and new_export:
-        _trace_diff(_record(old, store_path), _record(new, store_path), as_json, exit_code, tui)
+        _trace_diff(*_records(old, new, store_path, tui), as_json, exit_code, tui)
         return
     if old_export or new_export:
         export, other = (old, new) if old_export else (new, old)

@@ -541,7 +541,7 @@ def replay(file: str, as_json: bool) -> None:
     from ..records.export import RunRecord
     from ..records.runs.replay import replay as do_replay
 
-    record = RunRecord.read(file)
+    record = RunRecord.read(file, lean=True)  # its views only: the arrays go before the run
     report = do_replay(record)
     if as_json:
         echo(

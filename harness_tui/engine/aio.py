@@ -4,19 +4,21 @@ stop cancels the coroutine for real (``CancelledError`` inside it)."""
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import functools
 import inspect
 import threading
 from collections.abc import Callable, Coroutine, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .capture import current, install
 from .failures import error_of, traceback_of
 from .outcome import OutcomeKind
 from .recorded_calls import AttemptIO
 from .recorded_calls import current as current_io
+
+if TYPE_CHECKING:  # imported when the first async task starts (is_async needs only inspect)
+    import asyncio
+    import concurrent.futures
 
 __all__ = ["is_async", "run_coroutine"]
 
@@ -59,6 +61,8 @@ _known: dict[Any, bool] = {}
 
 def _harness_loop() -> asyncio.AbstractEventLoop:
     """The harness's event loop, started on first use in a daemon thread."""
+    import asyncio
+
     global _loop
     with _lock:
         if _loop is None or _loop.is_closed():
@@ -97,6 +101,8 @@ def run_coroutine(
         The future (``cancel()`` it on a timeout or a stop) and a function that gives the
         outcome's fields ``(kind, value, error, traceback)`` once ``done`` is set.
     """
+    import asyncio
+
     future = asyncio.run_coroutine_threadsafe(_attempt(fn, inputs, log, io), _harness_loop())
     future.add_done_callback(lambda _: done.set())
 

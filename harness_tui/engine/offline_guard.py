@@ -19,7 +19,6 @@ extensions that open sockets without Python's ``socket`` module.
 from __future__ import annotations
 
 import socket
-import ssl
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -78,6 +77,8 @@ def _connect_to(sock: Any, address: Any = None, *_: Any) -> str:
 
 def install() -> None:
     """Wrap the socket functions (idempotent)."""
+    import ssl  # only for a run that closes the network: its import is some 7 ms
+
     with _lock:
         if _originals:
             return

@@ -294,3 +294,12 @@ def test_json_changes_compare_by_canonical_text() -> None:
     assert json_changes([1, 2], [1, 2, 3]) == [{"path": "$", "old": [1, 2], "new": [1, 2, 3]}]
     assert json_changes({"a b": 1}, {}) == [{"path": "$['a b']", "removed": 1}]
     assert json_changes({"x": [1]}, {"x": [1]}) == []
+
+
+@pytest.mark.parametrize("payload", [{"n": 1}, {"n": 2}])
+def test_one_graph_diffed_with_itself_is_the_diff_of_two_equal_graphs(payload: Any) -> None:
+    workflow = ROOT / "workflows/agent_triage.yaml"
+    one, other = load_workflow(workflow).graph, load_workflow(workflow).graph
+    shared = plan_diff(one, {"n": 1}, one, payload)  # the same object: the shortcut if alike
+    apart = plan_diff(one, {"n": 1}, other, payload)
+    assert shared.to_json() == apart.to_json()

@@ -9,15 +9,13 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from ...engine.canonical import CanonicalError
 from ...files import read_capped
 from ...workflow.limits import Limits, current
 from ...workflow.payload import too_many_digits
 from ..errors import RecordError
-from .model import FORMAT, FORMAT_VERSION
-from .validation import validate_export
+from .validation import first_error
+from .version import FORMAT, FORMAT_VERSION
 from .writing import checksum
 
 __all__ = ["parse_document", "read_document", "read_text"]
@@ -99,12 +97,9 @@ def _checked(document: Any, name: str) -> dict[str, Any]:
             f"{name}: format version {version!r} is not supported (this harness-tui reads "
             f"{FORMAT_VERSION.split('.')[0]}.x)"
         )
-    try:
-        validate_export(document)  # the long arrays in runs: no model of the whole run
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise RecordError(f"{name}: invalid export at {where}: {first['msg']}") from None
+    error = first_error(document)
+    if error is not None:
+        raise RecordError(f"{name}: invalid export at {error[0]}: {error[1]}")
     _check_free_form(document, name, limits)
     expected = document["checksum"]
     try:

@@ -1,37 +1,55 @@
-"""Checking an export against its schema (:mod:`.model`) without a model of the whole run in
-memory: the long arrays (plan, trace, timings, attempts) are checked a run of members at a
-time, the rest of the document at once. A document that fails is checked again whole, so
-that the error reported is exactly the one the whole schema gives first."""
+"""Checking an export against its schema (:mod:`.model`).
+
+A plain check in Python first: it accepts only what the schema accepts (exact JSON types, the
+statuses, the bounds), so a document it passes is valid, and reading a sound export neither
+imports pydantic nor builds a model of the run (at 100,000 tasks, seconds). A document it does
+not plainly pass is judged by the schema, so that the error reported is exactly the one the
+whole schema gives first. The schema checks the long arrays (plan, trace, timings, attempts) a
+run of members at a time; a document that fails is checked again whole, for its first error.
+"""
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
-from typing import Any
+import re
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, TypeAdapter
+from ...engine.events import RunStatus, Status
 
-from .model import Attempt, Event, PlanRow, RunExport, Timing
+if TYPE_CHECKING:
+    from pydantic import BaseModel, TypeAdapter
 
-__all__ = ["validate_export"]
+__all__ = ["first_error", "plainly_valid"]
 
-_ARRAYS: dict[str, type[BaseModel]] = {
-    "plan": PlanRow,
-    "trace": Event,
-    "timings": Timing,
-    "attempts": Attempt,
-}
 _RUN = 2048
 """Members of a long array checked in one call."""
 
 
-def validate_export(document: Mapping[str, Any]) -> None:
-    """Check ``document`` against :class:`~.model.RunExport`.
+def first_error(document: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The schema's first error in ``document`` as ``(where, message)``, or None when it is a
+    valid export."""
+    if plainly_valid(document):
+        return None
+    from pydantic import ValidationError
+
+    try:
+        _validate(document)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        return ".".join(str(p) for p in first["loc"]), first["msg"]
+    return None
+
+
+def _validate(document: Mapping[str, Any]) -> None:
+    """Check ``document`` against :class:`~.model.RunExport`, the long arrays in slices.
 
     Raises:
         pydantic.ValidationError: the whole schema's own error.
     """
-    arrays = {k: v for k, v in document.items() if k in _ARRAYS and type(v) is list}
+    from .model import RunExport
+
+    arrays = {k: v for k, v in document.items() if k in _ARRAY_FIELDS and type(v) is list}
     if sum(map(len, arrays.values())) <= _RUN:  # small: at once (no adapters to build)
         RunExport.model_validate(document)
         return
@@ -46,6 +64,145 @@ def validate_export(document: Mapping[str, Any]) -> None:
         raise  # pragma: no cover - the parts and the whole disagree
 
 
+_ARRAY_FIELDS = ("plan", "trace", "timings", "attempts")
+
+
 @functools.cache
 def _adapter(field: str) -> TypeAdapter[list[Any]]:
-    return TypeAdapter(list[_ARRAYS[field]])  # type: ignore[valid-type]
+    from pydantic import TypeAdapter
+
+    from .model import Attempt, Event, PlanRow, Timing
+
+    models: dict[str, type[BaseModel]] = {
+        "plan": PlanRow, "trace": Event, "timings": Timing, "attempts": Attempt,
+    }  # fmt: skip
+    return TypeAdapter(list[models[field]])  # type: ignore[valid-type]
+
+
+# -- the plain check -----------------------------------------------------------------------------
+# Each field: (name, test of a present value, required). A test answers True only for a value
+# the schema's strict model accepts; anything else (an int where a float is, a bool where an
+# int is, an unknown shape) is left to the schema, which words the error.
+
+Test = Callable[[Any], bool]
+_Fields = tuple[tuple[str, Test, bool], ...]
+
+
+def _is_str(value: Any) -> bool:
+    return type(value) is str
+
+
+def _is_int(value: Any) -> bool:
+    return type(value) is int
+
+
+def _at_least(low: int) -> Test:
+    return lambda value: type(value) is int and value >= low
+
+
+def _is_float(value: Any) -> bool:
+    return type(value) is float
+
+
+def _is_dict(value: Any) -> bool:
+    return type(value) is dict
+
+
+def _is_empty(value: Any) -> bool:
+    return type(value) is list and not value
+
+
+def _is_version(value: Any) -> bool:
+    return type(value) is str and _VERSION.fullmatch(value) is not None
+
+
+def _is_any(value: Any) -> bool:
+    return True
+
+
+def _optional(test: Test) -> Test:
+    return lambda value: value is None or test(value)
+
+
+def _list_of(test: Test) -> Test:
+    return lambda value: type(value) is list and all(map(test, value))
+
+
+def _one_of(*values: str) -> Test:
+    allowed = frozenset(values)
+    return lambda value: type(value) is str and value in allowed
+
+
+def _model(fields: _Fields) -> Test:
+    def test(value: Any) -> bool:
+        if type(value) is not dict:
+            return False
+        for name, check, required in fields:
+            if name in value:
+                if not check(value[name]):
+                    return False
+            elif required:
+                return False
+        return True
+
+    return test
+
+
+_VERSION = re.compile(r"1\.[0-9]+")
+_FLOAT = _optional(_is_float)
+_STR = _optional(_is_str)
+_LOG = _model((("text", _is_str, True), ("truncated", lambda v: type(v) is bool, False)))
+_PLAN_ROW = _model((
+    ("index", _is_int, True), ("task", _is_str, True), ("task_id", _is_str, True),
+    ("level", _is_int, True),
+))  # fmt: skip
+_EVENT = _model((
+    ("seq", _is_int, True), ("task", _is_str, True), ("task_id", _is_str, True),
+    ("status", _one_of(*Status), True), ("attempt", _at_least(0), True),
+    ("error", _optional(_model((("type", _is_str, True), ("message", _is_str, True)))), False),
+    ("input_digest", _STR, False), ("output_digest", _STR, False),
+))  # fmt: skip
+_TIMING = _model((
+    ("seq", _is_int, True), ("started_at", _FLOAT, False), ("ended_at", _FLOAT, False),
+    ("traceback", _STR, False), ("wall", _FLOAT, False), ("worker", _at_least(0), False),
+))  # fmt: skip
+_ATTEMPT = _model((
+    ("task", _is_str, True), ("attempt", _at_least(1), True),
+    ("kind", _one_of("task", "fallback"), True), ("started_at", _FLOAT, False),
+    ("ended_at", _FLOAT, False), ("wall_started", _FLOAT, False), ("wall_ended", _FLOAT, False),
+    ("worker", _optional(_is_int), False), ("log", _optional(_LOG), False),
+    ("io", _optional(_list_of(_is_dict)), False),
+))  # fmt: skip
+_STRS = _list_of(_is_str)
+_TOOL = _model((("name", _is_str, True), ("version", _is_str, True)))
+_WORKFLOW = _model(tuple((name, _is_str, True) for name in ("name", "path", "source", "digest")))
+_DIGESTS = _model(
+    tuple((name, _is_str, True) for name in ("payload", "plan", "trace", "results", "run"))
+)
+# Overrides have rules across fields (answer, with): the schema judges any.
+_FORKED_FROM = _model(
+    (("run_digest", _is_str, True), ("task", _is_str, True), ("overrides", _is_empty, False))
+)
+_REDACTION = _model((
+    ("keys", _STRS, True), ("replacement", _is_str, True), ("places", _STRS, False),
+    ("unchecked", _STRS, False),
+))  # fmt: skip
+_EXPORT = _model((
+    ("format", _one_of("harness-run"), True), ("format_version", _is_version, True),
+    ("tool", _TOOL, True), ("run_id", _STR, False), ("workflow", _WORKFLOW, True),
+    ("payload", _is_any, True), ("plan", _list_of(_PLAN_ROW), True),
+    ("trace", _list_of(_EVENT), True), ("results", _is_dict, True),
+    ("status", _one_of(*RunStatus), True), ("digests", _DIGESTS, True),
+    ("redacted", _STRS, False), ("timings", _list_of(_TIMING), False),
+    ("environment", _is_dict, False), ("attempts", _list_of(_ATTEMPT), False),
+    ("forked_from", _optional(_FORKED_FROM), False), ("redaction", _optional(_REDACTION), False),
+    ("spec", _optional(_is_dict), False), ("logs_omitted", _STR, False),
+    ("scheduler", _STR, False), ("unattributed_log", _optional(_LOG), False),
+    ("checksum", _is_str, True),
+))  # fmt: skip
+
+
+def plainly_valid(document: Mapping[str, Any]) -> bool:
+    """Whether ``document`` is plainly a valid export: True only if the schema accepts it
+    (False may still be valid: the schema then decides)."""
+    return _EXPORT(document)

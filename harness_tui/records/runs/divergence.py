@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import graphlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -261,12 +261,17 @@ def _parts(events: Sequence[TraceEvent]) -> dict[str, _TaskPart]:
 
 
 def _compare(
-    task: str, a: _TaskPart, b: _TaskPart, outputs: tuple[Any, Any], renamed_from: str | None
+    task: str,
+    a: _TaskPart,
+    b: _TaskPart,
+    outputs: Callable[[], tuple[Any, Any]],
+    renamed_from: str | None,
 ) -> TaskDivergence | None:
-    """How one task present in both runs differs, or None."""
+    """How one task present in both runs differs, or None; ``outputs`` gives the two outputs
+    (read only when they differ)."""
     values: tuple[Any, Any] = (None, None)
     if a.output_digest != b.output_digest:
-        values = outputs
+        values = outputs()
     if a.input_digest != b.input_digest:
         same = a.status == b.status and a.output_digest == b.output_digest
         found = TaskDivergence(task, "inputs", a.status, b.status, *values, same_outcome=same)
@@ -309,7 +314,10 @@ def task_diff(
             kind = "added" if a is None else "removed"
             found.append(TaskDivergence(name, kind, a and a.status, b and b.status))
             continue
-        outputs = (_small(expected_outputs, task), _small(actual_outputs, name))
+
+        def outputs(task: str = task, name: str = name) -> tuple[Any, Any]:
+            return _small(expected_outputs, task), _small(actual_outputs, name)
+
         difference = _compare(name, a, b, outputs, task if name != task else None)
         if difference is not None:
             found.append(difference)

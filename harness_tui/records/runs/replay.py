@@ -104,8 +104,10 @@ def replay_run(record: RunRecord) -> Run:
         # "Stop and cleanup").
         cleanups_on_stop=record.document["format_version"] != "1.0",
     )
-    # A custom scheduler's order is the record's; a redacted payload's task ids are too.
-    plan = record.plan if record.redacted or record.scheduler is not None else None
+    # A custom scheduler's order is the record's; a redacted payload's task ids are too; a
+    # plan checked to be the payload's is not planned twice.
+    followed = record.redacted or record.scheduler is not None or record.plan_derived
+    plan = record.plan if followed else None
     runs.append(orchestrator.start(record.payload, plan=plan))
     # A task cancelled before it started where the replay would start it: the user stopped
     # the run between two tasks (nothing else in the trace says so).
