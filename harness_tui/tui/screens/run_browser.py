@@ -344,7 +344,7 @@ class RunBrowserScreen(ActingScreen):
             self.reload()
 
         question = f"Delete {row.id} ({row.status}) from the store?"
-        self.app.push_screen(ConfirmModal(question, "Delete"), answered)
+        self.app.push_screen(ConfirmModal(question, "Delete", default_yes=False), answered)
 
     def action_open_file(self) -> None:
         self.show(None, None)

@@ -80,6 +80,24 @@ def held_hint(event: TraceEvent, node: TaskNode) -> str:
     return f"n: {then}, then pause · c: the same, then go on · s: stop the run"
 
 
+def code_source(session: Session) -> str:
+    """Where a re-run of the replayed run on screen imports its task code from, as a clause:
+    beside the export it was opened from, else the folder it was recorded in (a stored run
+    has no export: it is not mentioned), and the Python path."""
+    folder = Path(session.workflow.path).parent
+    if session.source_path:
+        return (
+            "the modules this export names, imported from beside the export, else from "
+            f"{folder}, and your Python path"
+        )
+    if session.workflow.path == "<string>":  # recorded from no file: no folder to name
+        return "the modules this run names, imported from your Python path"
+    return (
+        f"the modules this run names, imported from {folder} (where it was recorded), and "
+        "your Python path"
+    )
+
+
 class RunActions:
     """Step, continue, pause, stop, restart, re-run, breakpoints; and the drive's updates."""
 
@@ -170,15 +188,11 @@ class RunActions:
         if not session.replay:
             self.replace_run(name, lambda: self._rerun_now(task))
             return
-        # A replay runs no code; a re-run does, the code this export names: ask first, and
+        # A replay runs no code; a re-run does, the code this run names: ask first, and
         # (when it recorded calls) how its tasks reach models and APIs: offline by default.
-        folder = Path(session.workflow.path).parent
-        question = (
-            f"Re-running from {task} runs task code: the modules this export names, imported "
-            f"from beside the export, else from {folder}, and your Python path."
-        )
         self._ask_to_run_code(
-            question, lambda calls: self.replace_run(name, lambda: self._rerun_now(task, calls))
+            f"Re-running from {task} runs task code: {code_source(session)}.",
+            lambda calls: self.replace_run(name, lambda: self._rerun_now(task, calls)),
         )
 
     def edit_output(self) -> None:
@@ -289,7 +303,7 @@ class RunActions:
             if not session.replay:
                 self.replace_run(name, lambda: self._what_if_now(overrides, calls))
                 return
-            question = f"Re-running {task} and what follows runs task code this export names."
+            question = f"Re-running {task} and what follows runs task code: {code_source(session)}."
             self._ask_to_run_code(question, lambda mode: self.replace_run(
                 name, lambda: self._what_if_now(overrides, mode)))  # fmt: skip
 
