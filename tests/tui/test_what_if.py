@@ -132,9 +132,13 @@ async def test_mark_a_failed_task_done_and_continue(
 async def test_mark_done_while_held_at_the_failure_stops_the_run_and_continues_the_fork(
     agent: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from harness_tui.tui.modals.confirm import ConfirmModal
-
+    """A held run executes nothing: no question; it is stopped as ``s`` stops it (its
+    ``all_done`` cleanup runs, docs/workflows.md) before the fork continues."""
     monkeypatch.setenv("WI_TUI_FAIL", "1")
+    agent.write_text(
+        WORKFLOW.replace("on_failure: continue", "on_failure: stop")
+        + "  tidy: {run: 'builtin:echo', depends_on: [summarize], trigger: all_done}\n"
+    )
     app = make_app(agent)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("f", "c")  # break on failure: held at summarize's failed attempt
@@ -148,12 +152,11 @@ async def test_mark_done_while_held_at_the_failure_stops_the_run_and_continues_t
         await pilot.pause()
         app.screen.query_one(TextArea).text = '{"summary": "done by hand"}'
         await pilot.press("ctrl+s")
-        await pilot.pause()
-        assert isinstance(app.screen, ConfirmModal)  # a run is executing: asked first
-        await pilot.press("y")
         await settle(pilot)
         await settle(pilot)
-        assert failed_run.finished and failed_run.status.value != "succeeded"
+        assert failed_run.finished and failed_run.status.value == "failed"
+        assert failed_run.task_status("tidy").value == "succeeded"
+        assert failed_run.task_status("report").value == "cancelled"
         assert screen.session is not None and screen.session.run is not failed_run
         assert screen.session.run.status.value == "succeeded"
         assert screen.session.run.results["report"] == "REPORT done by hand"

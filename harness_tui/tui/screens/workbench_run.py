@@ -146,20 +146,38 @@ class RunActions:
             self.screen.notify(f"{held.task} goes on, {then}", title="Held run")
 
     def replace_run(self, name: str, start: Callable[[], bool]) -> None:
-        """An intent that throws the current run away: asked first if a run is executing."""
-        if not self.controller.driving:
+        """An intent that throws the current run away: asked first if a run is executing.
+        A run still driven (executing, or held at a failed attempt) is first stopped as
+        ``s`` stops it, and ends (its cleanups run) before ``start``."""
+        controller = self.controller
+        if not controller.driving:
+            self.submit(name, start)
+            return
+        held = controller.held
+        if held is not None:  # it waits for the user, who has just answered: no question
+            self._stop_to_end()
+            self.screen.notify(
+                f"the run held at {held.task} stops first (its cleanups run)", title="Held run"
+            )
             self.submit(name, start)
             return
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.controller.stop()
+                self._stop_to_end()
                 self.submit(name, start)
 
         self.screen.app.push_screen(
             ConfirmModal(f"A run is executing. Stop it and {name}?", f"Stop and {name}"),
             answered,
         )
+
+    def _stop_to_end(self) -> None:
+        """Stop the run on screen, to be replaced: it ends (cleanups run) compared with
+        nothing (a what-if fork thrown away opens no diff)."""
+        if self.controller.session is not None:
+            self.controller.session.compared_with = None
+        self.controller.stop_to_end()
 
     def _restart_now(self) -> bool:
         if self.controller.session is None:
