@@ -334,7 +334,7 @@ class RunController:
         """The drive's body, in its own thread: step once or continue."""
         run = session.run
         driver = session.live.driver
-        driver.breakpoints = session.breakpoints
+        driver.breakpoints = session.stops_at
         driver.hold_attempts = True
         driver.on_hold = lambda event: self.publish(Held(len(run.events), event))
         driver.on_events = lambda _batch: self.publish(EventsRecorded(len(run.events)))

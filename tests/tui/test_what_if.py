@@ -297,3 +297,26 @@ async def test_w_gives_a_task_other_parameters_and_reruns_it_and_what_follows(
             "summarize": 'set by the user: with.style: "long" -> "short"',
             "report": "upstream summarize differs",  # other inputs, the same output
         }
+
+
+async def test_a_fork_passes_breakpoints_on_the_tasks_it_keeps(agent: Path) -> None:
+    """Kept tasks are replayed, not run: a breakpoint on one does not stop the fork (side is
+    kept and planned after report, the task re-run)."""
+    app = make_app(agent)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("c")
+        await settle(pilot)
+        screen = workbench(app)
+        screen._select("side")
+        await pilot.press("b")
+        screen._select("summarize")
+        await pilot.press("E")
+        await pilot.pause()
+        app.screen.query_one(TextArea).text = '{"summary": "by hand"}'
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        await settle(pilot)
+        session = screen.session
+        assert session is not None and session.breakpoints == {"side"}
+        assert session.run.status.value == "succeeded"
+        assert isinstance(app.screen, DiffScreen)
