@@ -240,7 +240,7 @@ async def test_e_in_the_calls_view_edits_a_recorded_answer_and_reruns_offline(
         modal = app.screen
         assert isinstance(modal, OutputModal)
         plan = str(modal.query_one("#output-plan", Label).render())
-        assert "Call #0 of reply's attempt 1 answers with what you write" in plan
+        assert "Call #1 of reply's attempt 1 answers with what you write" in plan
         assert "Re-runs: reply. Keep what they did: classify." in plan
         assert "data: " in modal.query_one(TextArea).text  # the streamed answer, as text
         modal.query_one(TextArea).text = json.dumps(edited)

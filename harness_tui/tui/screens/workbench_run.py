@@ -271,7 +271,7 @@ class RunActions:
         self._what_if(
             Override("answer", task, None, attempt=attempt, index=index),
             f"{task}: another recorded answer, then re-run what follows",
-            f"Call #{edit.exchange.seq} of {task}'s attempt {attempt} answers with what you "
+            f"Call #{index} of {task}'s attempt {attempt} answers with what you "
             "write; every other request of the re-run tasks is answered from the recording "
             "first.",
             answer_value(edit.exchange),
