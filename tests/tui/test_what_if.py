@@ -155,6 +155,8 @@ async def test_mark_done_while_held_at_the_failure_stops_the_run_and_continues_t
         await settle(pilot)
         await settle(pilot)
         assert failed_run.finished and failed_run.status.value == "failed"
+        titles = [n.title for n in app._notifications]
+        assert "Held at a failed attempt" not in titles, titles  # the hold has ended
         assert failed_run.task_status("tidy").value == "succeeded"
         assert failed_run.task_status("report").value == "cancelled"
         assert screen.session is not None and screen.session.run is not failed_run
@@ -260,6 +262,9 @@ async def test_e_in_the_calls_view_edits_a_recorded_answer_and_reruns_offline(
         assert {task: d.cause for task, d in diff.runs.items()} == {
             "reply": "recorded answer 1 of attempt 1 edited by the user"
         }
+        # The replay's end, said before the dialogs, was of a run replaced since: one said.
+        said = [n.title for n in app._notifications]
+        assert said.count("Run finished") == 1, said
 
 
 async def test_w_gives_a_task_other_parameters_and_reruns_it_and_what_follows(

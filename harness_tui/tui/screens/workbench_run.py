@@ -490,7 +490,8 @@ class RunActions:
         if update.store_problem:
             self.screen.notify(update.store_problem, title="Run store", severity="warning")
         failed = update.status is not RunStatus.SUCCEEDED
-        self.screen.notify(
+        self.screen.notice(
+            "finished",
             f"run {update.status.value}",
             title="Run finished",
             severity="error" if failed else "information",
