@@ -1,5 +1,5 @@
 """The seed article's demo written in Python: the same tasks, plan and results as
-user_profile.yaml. Open it with ``harness-tui workflows/user_profile.py:build_harness``."""
+user_profile.yaml. Open it from its folder with ``harness-tui user_profile.py:build_harness``."""
 
 from __future__ import annotations
 

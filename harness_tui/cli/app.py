@@ -58,14 +58,18 @@ LAZY_COMMANDS = {
 
 class _Group(click.Group):
     """Lets ``harness-tui FILE`` open the workbench, like ``harness-tui open FILE``, turns
-    every :class:`HarnessError` of any command into one clear message and exit code 2, and
-    imports a command's module only when the command is looked up (:data:`LAZY_COMMANDS`)."""
+    every :class:`HarnessError` of any command, and every misuse of a command's arguments
+    and options, into one clear line and exit code 2, and imports a command's module only
+    when the command is looked up (:data:`LAZY_COMMANDS`)."""
 
     def invoke(self, ctx: click.Context) -> object:
         try:
             return super().invoke(ctx)
         except HarnessError as exc:
             exit_with_error(exc)
+        except click.UsageError as exc:  # parsing a command's arguments: one line, not three
+            name = exc.ctx.command_path if exc.ctx is not None else "harness-tui"
+            die(f"{exc.format_message()} (see {name} --help)", exc.exit_code)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*self.commands, *LAZY_COMMANDS})

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import sys
 from typing import TYPE_CHECKING
 
@@ -24,6 +26,7 @@ from .completion import RUN
 
 if TYPE_CHECKING:
     from ..engine.diff import PlanDiff
+    from ..records.export import RunRecord
     from ..workflow.loader import Workflow
 
 
@@ -39,6 +42,26 @@ def _is_export(spec: str) -> bool:
     return file_kind(spec) is FileKind.EXPORT
 
 
+_RUN_ID = re.compile(r"\d{8}-\d{6}-[0-9a-f]{6}")
+"""A run id of the store (``new_run_id``): read from the store when no file has that name."""
+
+
+def _is_run(spec: str) -> bool:
+    """Whether ``spec`` names a run: an export file, or a run id of the store."""
+    return _is_export(spec) or (_RUN_ID.fullmatch(spec) is not None and not os.path.exists(spec))
+
+
+def _record(spec: str, store_path: str | None) -> RunRecord:
+    """The run ``spec`` names, as an export (a stored run is exported, running no code)."""
+    from ..records.export import RunRecord
+
+    if _is_export(spec):
+        return RunRecord.read(spec)
+    from .records_cmds import _open_store
+
+    return _open_store(store_path).export(spec)
+
+
 @cli.command()
 @click.argument("old", type=RUN)
 @click.argument("new", type=RUN)
@@ -48,23 +71,27 @@ def _is_export(spec: str) -> bool:
 @click.option("--json", "as_json", is_flag=True, help="Print the diff as JSON.")
 @click.option("--exit-code", is_flag=True, help="Exit 1 when the plans differ.")
 @click.option("--tui", is_flag=True, help="Open the side-by-side diff screen.")
+@click.option(
+    "--store", "store_path", type=click.Path(), help="The run store the run ids are read from."
+)
 def diff(
     old: str, new: str, payload: str | None, old_payload: str | None,
-    new_payload: str | None, as_json: bool, exit_code: bool, tui: bool,
+    new_payload: str | None, as_json: bool, exit_code: bool, tui: bool, store_path: str | None,
 ) -> None:  # fmt: skip
     """Compare the plans of two workflow versions (files or path@REV from git).
 
-    Given two run exports, print where their traces diverge instead.
+    Given two runs (exports, or run ids of the store), print where their traces diverge
+    instead.
     """
-    old_export, new_export = _is_export(old), _is_export(new)
+    old_export, new_export = _is_run(old), _is_run(new)
     if old_export and new_export:
-        _trace_diff(old, new, as_json, exit_code, tui)
+        _trace_diff(_record(old, store_path), _record(new, store_path), as_json, exit_code, tui)
         return
     if old_export or new_export:
         export, other = (old, new) if old_export else (new, old)
         die(
-            f"{export} is a run export and {other} is not: diff two workflows (plans) or two "
-            "exports (traces); for an export against a workflow use "
+            f"{export} is a run and {other} is not: diff two workflows (plans) or two runs "
+            "(traces); for an export against a workflow use "
             f"'harness-tui verify {other} --against {export}'"
         )
     if payload and (old_payload or new_payload):
@@ -138,11 +165,9 @@ def _value(value: object) -> str:
     return shown(json.dumps(value, ensure_ascii=False))
 
 
-def _trace_diff(old: str, new: str, as_json: bool, exit_code: bool, tui: bool) -> None:
-    from ..records.export import RunRecord
+def _trace_diff(a: RunRecord, b: RunRecord, as_json: bool, exit_code: bool, tui: bool) -> None:
     from ..records.runs.divergence import compare_records, count_tasks
 
-    a, b = RunRecord.read(old), RunRecord.read(new)
     if tui:
         from ..tui.diff_app import run_record_diff_app
 

@@ -504,12 +504,14 @@ def export(run_id: str, file: str, fmt: str, redact: str, store_path: str | None
 @logs_option
 @run_options
 @record_option
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
 def resume(
     run_id: str,
     store_path: str | None,
     export_to: str | None,
     force: bool,
     show_logs: bool,
+    quiet: bool,
 ) -> None:
     """Continue a stored run (interrupted or abandoned) from its last committed task."""
     from ..records.runs.live import LiveRun
@@ -525,9 +527,10 @@ def resume(
     if the_run.finished:
         echo(f"run {run_id} had already finished: {the_run.status.value}", err=True)
     else:
-        echo(f"resuming {run_id} at task {the_run.cursor + 1}/{len(the_run.plan)}", err=True)
-        _drive(live, quiet=False, show_logs=show_logs)
-    _finish(live, False, export_to, "harness-run", "")
+        if not quiet:
+            echo(f"resuming {run_id} at task {the_run.cursor + 1}/{len(the_run.plan)}", err=True)
+        _drive(live, quiet=quiet, show_logs=show_logs)
+    _finish(live, quiet, export_to, "harness-run", "")
 
 
 @cli.command()

@@ -136,7 +136,8 @@ WORKBENCH: tuple[Action, ...] = (
     Action("run-pause", "p", "pause", "Pause", "run: Pause",
            "Pause a continuing run after the current task", why_not=when_unfinished),
     Action("stop-task", "s", "stop", "Stop task", "run: Stop task",
-           "Abandon a hanging attempt (recorded as cancelled)", why_not=when_driving),
+           "Stop the run: the attempt in flight is abandoned and the rest cancelled "
+           "(all_done cleanups still run)", why_not=when_driving),
     Action("run-restart", "r", "restart", "Restart", "run: Restart", "Start the run over",
            why_not=when_open),
     Action("toggle-breakpoint", "b", "toggle_breakpoint", "Breakpoint", "breakpoint: Toggle",

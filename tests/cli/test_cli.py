@@ -196,7 +196,7 @@ def test_diff_of_an_export_and_a_workflow_is_one_clear_line(tmp_path: Path) -> N
         result = runner.invoke(cli, ["diff", *args])
         assert result.exit_code == 2
         (line,) = result.stderr.strip().splitlines()
-        assert "is a run export and" in line and "verify" in line
+        assert "is a run and" in line and "verify" in line
 
 
 def test_plan_piped_is_one_tab_separated_line_per_task() -> None:

@@ -113,3 +113,27 @@ def test_verify_with_a_payload_too_large_for_a_command_line(
     result = CliRunner().invoke(cli, ["verify", str(echo_workflow), "--payload", f"@{payload}"])
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith("deterministic: 2 runs under different hash seeds agree")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["run", "FOLDER"],
+        ["validate", "FOLDER"],
+        ["open", "FOLDER"],
+        ["run", "WORKFLOW", "--workers", "0"],
+        ["run", "WORKFLOW", "--isolation", "proc"],
+        ["report", "WORKFLOW", "--format", "pdf"],
+        ["resume", "--no-such-option"],
+        ["plan"],
+        ["examples", "WORKFLOW"],
+    ],
+)
+def test_a_misused_argument_or_option_is_one_line(
+    args: list[str], echo_workflow: Path, tmp_path: Path
+) -> None:
+    named = {"FOLDER": str(tmp_path), "WORKFLOW": str(echo_workflow)}
+    result = CliRunner().invoke(cli, [named.get(arg, arg) for arg in args])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("error: "), result.stderr
+    assert "--help)" in result.stderr and "Usage:" not in result.stderr

@@ -305,3 +305,24 @@ def test_a_condition_written_in_python_reads_as_in_a_file() -> None:
     assert node.when is not None and node.when({"payload": {"go": 1}, "results": {}})
     with pytest.raises(HarnessError, match="invalid JMESPath in 'when'"):
         condition("payload.[")
+
+
+def test_two_stored_runs_diff_by_their_ids(tmp_path: Path) -> None:
+    store = tmp_path / "runs.sqlite3"
+    runner = CliRunner()
+    ids = []
+    for payload in ('{"region": "eu"}', '{"region": "us"}'):
+        workflow = tmp_path / "shop.yaml"
+        workflow.write_text(BASE)
+        ran = runner.invoke(
+            cli, ["run", str(workflow), "--store", str(store), "--payload", payload]
+        )
+        assert ran.exit_code == 0, ran.output
+        ids.append(ran.stderr.split("run id: ")[1].split()[0])
+    result = runner.invoke(cli, ["diff", *ids, "--store", str(store)])
+    assert result.exit_code == 0, result.output
+    assert "first divergence: fetch" in result.stdout and "payload changed" in result.stdout
+    same = runner.invoke(cli, ["diff", ids[0], ids[0], "--store", str(store)])
+    assert same.exit_code == 0 and "traces agree" in same.stdout
+    unknown = runner.invoke(cli, ["diff", ids[0], "20000101-000000-abcdef", "--store", str(store)])
+    assert unknown.exit_code == 2 and unknown.stderr.count("\n") == 1

@@ -112,16 +112,28 @@ def _serial_digest(path: Path) -> str:
     return orchestrator.start(workflow.payload).run_to_end().digest
 
 
-def test_the_shipped_workflows_give_the_serial_digests_on_a_plugin(plugin_site: Path) -> None:
+@pytest.mark.parametrize(
+    "path",
+    [
+        pytest.param(path, marks=[] if path.name == "user_profile.yaml" else [pytest.mark.slow])
+        for path in SHIPPED
+    ],
+    ids=lambda path: path.name,
+)
+def test_the_shipped_workflows_give_the_serial_digests_on_a_plugin(
+    plugin_site: Path, path: Path
+) -> None:
     """Installed only as metadata on the path of a fresh process: ``--executor toy`` finds it
     through the entry point, and runs every shipped workflow (two workers: its capacity) to
-    the digest of a serial run; with process isolation wrapped around it, too."""
-    for path in SHIPPED:
-        result = _cli(plugin_site, "run", str(path), "--executor", "toy", "--no-store")
-        assert result.returncode in (0, 1), result.stderr
-        found = re.search(r"run digest: ([0-9a-f]{64})", result.stderr)
-        assert found is not None, result.stderr
-        assert found.group(1) == _serial_digest(path), path.name
+    the digest of a serial run (one in the fast tier, the others in the slow one)."""
+    result = _cli(plugin_site, "run", str(path), "--executor", "toy", "--no-store")
+    assert result.returncode in (0, 1), result.stderr
+    found = re.search(r"run digest: ([0-9a-f]{64})", result.stderr)
+    assert found is not None, result.stderr
+    assert found.group(1) == _serial_digest(path), path.name
+
+
+def test_a_plugin_wrapped_in_process_isolation_gives_the_serial_digest(plugin_site: Path) -> None:
     path = WORKFLOWS / "user_profile.yaml"
     isolated = _cli(plugin_site, "run", str(path), "--executor", "toy=1", "--isolation",
                     "process", "--no-store")  # fmt: skip

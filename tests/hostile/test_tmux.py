@@ -155,5 +155,6 @@ def test_an_invalid_workflow_in_the_error_panel(terminal: Terminal) -> None:
     terminal.wait_for("Open a workflow")
     terminal.keys("C-u", "invalid.yaml", "Enter")  # C-u: the filter starts empty
     terminal.wait_for("Cannot open")
+    terminal.wait_for("invalid task name")  # the panel's lines may come a frame later
     terminal.keys("C-q")
     assert "invalid task name '\\x1b[2J" in seen(terminal)

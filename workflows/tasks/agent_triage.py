@@ -2,7 +2,10 @@
 
 The "model" draws from a random generator seeded by the payload's seed and the attempt
 number, so a run is reproducible: the same payload gives the same overloads, the same retries
-and the same reply, which is what makes its trace worth attaching to a bug report.
+and the same reply, which is what makes its trace worth attaching to a bug report. It is
+reached through ``inputs["io"].call``, as a real model client would be wrapped: ``run
+--record`` keeps what it answered (chat-shaped, so the workbench's calls view shows a
+conversation), and ``rerun --set-answer draft_reply#1:1=...`` changes that answer.
 """
 
 from __future__ import annotations
@@ -56,17 +59,32 @@ def customer_history(inputs: Inputs) -> dict[str, Any]:
     }
 
 
-def draft_reply(inputs: Inputs) -> dict[str, Any]:
-    """The simulated model call: sometimes overloaded, retried at a fixed interval."""
-    rng = _rng(inputs, "draft")
-    if rng.random() < inputs["params"].get("overload_rate", 0.5):
+def simulated_model(messages: list[dict[str, str]], seed: str, overload_rate: float) -> Any:
+    """A chat model's answer to ``messages``: sometimes overloaded, else a reply in a tone
+    drawn from ``seed``."""
+    rng = random.Random(seed)
+    if rng.random() < overload_rate:
         raise RuntimeError("model overloaded (simulated HTTP 529)")
-    results = inputs["context"]["results"]
     tone = rng.choice(["friendly", "concise", "formal"])
+    content = f"[{tone}] {messages[-1]['content']}"
+    return {"choices": [{"message": {"role": "assistant", "content": content}}], "tone": tone}
+
+
+def draft_reply(inputs: Inputs) -> dict[str, Any]:
+    """The model call: sometimes overloaded, retried at a fixed interval."""
+    results = inputs["context"]["results"]
     articles = results["search_kb"]["articles"]
-    text = f"[{tone}] Thanks for reaching out about {results['classify']['category']}. "
-    text += " ".join(articles)
-    return {"reply": text, "tone": tone, "tokens": len(text.split())}
+    draft = f"Thanks for reaching out about {results['classify']['category']}. "
+    draft += " ".join(articles)
+    messages = [
+        {"role": "system", "content": "Reply to the customer, using only the articles given."},
+        {"role": "user", "content": draft},
+    ]
+    seed = f"{inputs['payload'].get('seed', 0)}:draft:{inputs['task']['attempt']}"
+    rate = inputs["params"].get("overload_rate", 0.5)
+    answer = inputs["io"].call("model", simulated_model, messages, seed, rate)
+    text = answer["choices"][0]["message"]["content"]
+    return {"reply": text, "tone": answer["tone"], "tokens": len(text.split())}
 
 
 def canned_reply(inputs: Inputs) -> dict[str, Any]:

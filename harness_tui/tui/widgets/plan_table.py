@@ -6,6 +6,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
+from textual.geometry import Region
 from textual.message import Message
 
 from ...engine.events import Status
@@ -121,11 +122,16 @@ class PlanTable(LineTable):
         )
 
     def refresh_markers(self, breakpoints: Collection[str], next_task: str | None) -> None:
-        """Statuses or markers changed: redraw the visible rows (rows are drawn on demand)."""
+        """Statuses or markers changed: redraw the visible rows (rows are drawn on demand);
+        the next task, when it moved, is scrolled into view (a short pane follows the run)."""
         self.breakpoints = breakpoints
+        moved = next_task != self.next_task
         self.next_task = next_task
         if self.task_filter.group is not None:
             self._apply_filter()  # statuses changed: a task may join or leave its group
+        row = None if next_task is None or not moved else self.row_of(next_task)
+        if row is not None:
+            self.scroll_to_region(Region(0, row + 1, 1, 1), animate=False, spacing=None, top=False)
         self.refresh()
 
     def select_task(self, task: str) -> None:
