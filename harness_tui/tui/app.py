@@ -249,6 +249,14 @@ class HarnessApp(App[None]):
             event.prevent_default()
             self._waiting.append(event.notification)
 
+    def _unnotify(self, notification: Notification, refresh: bool = True) -> None:
+        """Textual's own, then the screen on top painted again: a toast that expired on a
+        screen come back to (the run browser after a run) was otherwise left drawn over it
+        in a real terminal until what was under it changed (tests/tui/test_browser_tmux.py)."""
+        super()._unnotify(notification, refresh)
+        if self.screen_stack:
+            self.screen_stack[-1].refresh()
+
     def forget(self, key: str) -> None:
         """Take away the notification of ``key`` (shown or waiting), if any."""
         notification = self._keyed.pop(key, None)

@@ -146,11 +146,14 @@ class RunBrowserScreen(ActingScreen):
         shown = self._layout()
         if shown == self.shown and not force:
             return
-        self.shown = shown
         table = self.table
-        table.clear(columns=True)
-        for column, width in shown:
-            table.add_column(column, width=width, key=column or "mark")
+        if shown == self.shown:  # the same columns: new columns would take a frame more
+            table.clear()
+        else:
+            self.shown = shown
+            table.clear(columns=True)
+            for column, width in shown:
+                table.add_column(column, width=width, key=column or "mark")
         self._add_rows(self.browser.rows)
         index = next((i for i, row in enumerate(self.browser.rows) if row.id == keep), 0)
         if table.row_count:
