@@ -136,9 +136,15 @@ def _reapplied(
     from ..engine.spec import DEFAULT_ISOLATION
     from ..engine.untrusted import shown
     from ..executors.threads import ThreadExecutor
-    from ..records.export.overrides import overrides_of
+    from ..records.export.overrides import OverrideError, overrides_of
     from ..records.runs.live import executor_for
-    from ..records.runs.whatif import OverridingExecutor, edit_answers, patch_workflow, set_outputs
+    from ..records.runs.whatif import (
+        OverridingExecutor,
+        check_tasks,
+        edit_answers,
+        patch_workflow,
+        set_outputs,
+    )
 
     overrides = overrides_of(record.document)
     if not overrides:
@@ -150,10 +156,22 @@ def _reapplied(
             f"({shown(hidden[0].option)}): reproducing it needs them; verify against the "
             "unredacted export"
         )
-    base = Path(workflow.path).resolve().parent if workflow.path != "<string>" else None
-    workflow, overrides = patch_workflow(workflow, overrides, base)
-    if calls is not None:
-        edit_answers(calls.recording, overrides)
+    answers = [o for o in overrides if o.kind == "answer"]
+    if answers and calls is None:  # applying the rest alone would reproduce another run
+        die(
+            f"{against} edits a recorded answer ({shown(answers[0].option)}); live calls "
+            "answer none (use --calls offline or fill)"
+        )
+    # The overrides came with a file: one that names a task this workflow lacks, or that
+    # contradicts another, cannot apply; it says so as rerun would, naming the file.
+    try:
+        check_tasks(overrides, workflow, f"workflow {workflow.name!r}")
+        base = Path(workflow.path).resolve().parent if workflow.path != "<string>" else None
+        workflow, overrides = patch_workflow(workflow, overrides, base)
+        if calls is not None:
+            edit_answers(calls.recording, overrides)
+    except OverrideError as exc:
+        die(f"{against}: an override cannot apply: {exc}")
     outputs = set_outputs(overrides)
     if not outputs:
         return workflow, settings

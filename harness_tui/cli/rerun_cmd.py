@@ -90,7 +90,6 @@ def rerun(
     changes: those tasks and their descendants run with the current code; every other task
     keeps what the record says it did."""
     from ..files import FileKind, file_kind
-    from ..records.export import RunRecord
     from ..records.runs.fork import kept_summary, plan_fork
     from ..records.runs.live import LiveRun
 
@@ -101,10 +100,12 @@ def rerun(
         die("give --from TASK, or an override: --set-output, --set-answer or --with")
     export_to = _export_target(export_to)
     from_file = file_kind(run) is FileKind.EXPORT
-    record = RunRecord.read(run) if from_file else _open_store(store_path).export(run)
+    record, kept_out = _record_of(run, from_file, store_path)
     workflow = load_or_die(workflow_file) if workflow_file else None
     fork = plan_fork(record, task, workflow, run if from_file else None, overrides=overrides)
     calls = replaying_session(record, calls_mode, offline, keep=True)
+    if calls is not None:  # what fill sends and records keeps them out too
+        calls.secret_headers |= {name.lower() for name in kept_out}
     _edit_answers(record, calls, overrides)
     store = None if no_store else _open_store(store_path, create=True)
     _not_the_store(export_to, store)
@@ -124,6 +125,20 @@ def rerun(
             echo(f"run id: {run_id}", err=True)
     _drive(live, quiet)
     _finish(live, quiet, export_to, "harness-run", redact)
+
+
+def _record_of(
+    run: str, from_file: bool, store_path: str | None
+) -> tuple[RunRecord, tuple[str, ...]]:
+    """The run to re-run, and the headers its recording kept out (the store keeps them; an
+    export does not say)."""
+    from ..records.export import RunRecord
+
+    if from_file:
+        return RunRecord.read(run), ()
+    source = _open_store(store_path)
+    recorded = source.recorded_with(run)
+    return source.export(run), () if recorded is None else recorded.secret_headers
 
 
 def _edit_answers(

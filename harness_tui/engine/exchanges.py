@@ -124,7 +124,9 @@ class Exchange:
             raise ValueError(f"{where}.error: expected an object of strings or null")
         duration = data.get("duration_s")
         if duration is not None and (
-            not isinstance(duration, int | float) or isinstance(duration, bool) or duration < 0
+            not isinstance(duration, int | float)
+            or isinstance(duration, bool)
+            or not 0 <= duration <= _MAX_SECONDS  # an int past a float's range: OverflowError
         ):
             raise ValueError(f"{where}.duration_s: expected a number from 0 or null")
         body = data.get("request_body")
@@ -145,6 +147,11 @@ class Exchange:
             None if error is None else {str(k): str(v) for k, v in error.items()},
             None if duration is None else float(duration),
         )
+
+
+_MAX_SECONDS = 1e9
+"""The longest duration an exchange read back may say (about 32 years): more, or a number no
+float holds, is damage."""
 
 
 def error_json(exc: BaseException) -> dict[str, str]:

@@ -348,10 +348,11 @@ class Run:
 
     def record_calls(self, session: CallSession) -> None:
         """Record (and answer) further attempts under ``session``, keeping what the run
-        recorded so far (a resumed run told to record)."""
+        recorded so far (a resumed run told to record) and the headers it kept out."""
         before = self.context.calls
         if before is not None:
             session.load(before.recordings())
+            session.secret_headers |= before.secret_headers
         self.context.calls = session
 
     @property
@@ -433,7 +434,9 @@ class Run:
     def stop_before(self, positions: Collection[int]) -> None:
         """Stop the run, as the user's stop does, just before each of these plan positions
         where it would otherwise start the task: what a replay does where its record shows a
-        task cancelled before it started (the user stopped the run between two tasks)."""
+        task cancelled before it started (the user stopped the run between two tasks). The
+        position past the last task (``len(plan)``) stops the run as it ends: its status is
+        ``cancelled``, as a record says of a run stopped while its last task ran."""
         self._stop_before = frozenset(positions)
 
     def _would_start(self, step: PlanStep) -> bool:
@@ -671,6 +674,8 @@ class Run:
 
     def _finish(self) -> None:
         self.close()
+        if self._total in self._stop_before:  # a replay of a run stopped as it ended
+            self._user_stopped = True
         if self._user_stopped:
             self.status = RunStatus.CANCELLED
             return

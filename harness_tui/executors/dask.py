@@ -92,6 +92,23 @@ def folder_files(base: Path) -> dict[str, bytes]:
 # -- the cluster -------------------------------------------------------------------------------
 
 
+def _client(client: Any, address: str) -> Any:
+    """A Dask ``Client`` of the scheduler at ``address`` as a person typed it.
+
+    Raises:
+        DaskError: an address Dask cannot read (``foo``, ``http://...``, a TLS one without
+            its context); one line, not Dask's traceback.
+        OSError, TimeoutError: no scheduler answers there.
+    """
+    try:
+        return client(address, timeout="10s")
+    except (ValueError, TypeError) as exc:  # Dask's parsing of the address, raised as these
+        raise DaskError(
+            f"--executor dask={quoted(address)}: not a scheduler address Dask can use "
+            f"(tcp://HOST:PORT): {exc}"
+        ) from None
+
+
 class DaskCluster:
     """A Dask client for one or more runs: its own LocalCluster, or an existing scheduler.
 
@@ -122,7 +139,7 @@ class DaskCluster:
         self._scratch: str | None = None
         try:
             if address:
-                self.client: Any = Client(address, timeout="10s")
+                self.client: Any = _client(Client, address)
             else:
                 # The workers' folders in one of the cluster's own: in the folder all clusters
                 # share by default, a cluster starting elsewhere purges the folder of a worker

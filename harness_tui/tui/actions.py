@@ -217,9 +217,9 @@ WORKBENCH: tuple[Action, ...] = (
 
 DIFF: tuple[Action, ...] = (
     Action("diff-next", "n", "next_change", "Next change", "diff: Next change",
-           "Go to the next changed task", show=True),
+           "Go to the next task the plans change or whose run differs", show=True),
     Action("diff-previous", "N", "previous_change", "Previous change", "diff: Previous change",
-           "Go to the previous changed task", show=True),
+           "Go to the previous task the plans change or whose run differs", show=True),
     Action("diff-compact", "z", "toggle_compact", "Compact", "view: Compact or full boxes",
            "Switch the DAG between one-line boxes and bordered boxes with whole names"),
     Action("diff-close", "escape,q", "close", "Back", "diff: Back",

@@ -10,7 +10,6 @@ through the one sanitiser and into a Rich ``Text``, never parsed as markup.
 
 from __future__ import annotations
 
-import gzip
 import json
 import zlib
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from rich.text import Text
 
 from ..engine.call_matching import REPLACEMENT, FieldChange, body_json
 from ..engine.exchanges import Exchange
+from ..engine.untrusted import shorten
 from ..workflow.limits import LINE_CHARS
 from .chat_bodies import (
     assemble_stream,
@@ -40,6 +40,14 @@ MAX_DECODED = 4 << 20
 
 MAX_SHOWN = 200_000
 """At most this many characters of one body are shown; the rest is counted."""
+
+MAX_READ = MAX_DECODED
+"""A body longer than this many bytes is shown as text, not read as JSON or a stream: what
+the view parses on opening is bounded (a recorded answer may be hundreds of megabytes)."""
+
+MAX_HEADERS = 200
+"""At most this many headers of one side are listed (each one line, cut at
+:data:`LINE_CHARS`); the rest is counted."""
 
 REMOVED = "‹removed›"
 """What a value redaction replaced reads as."""
@@ -141,19 +149,20 @@ def response_bytes(exchange: Exchange) -> tuple[bytes, str]:
     encoding = _header(exchange.response_headers, "content-encoding").lower().strip()
     if encoding not in ("gzip", "deflate") or not body:
         return body, ""
-    wbits = 16 + zlib.MAX_WBITS if encoding == "gzip" else zlib.MAX_WBITS
-    try:
+    # As named first; then either wrapping (servers send gzip as deflate), then raw deflate
+    # (what many servers mean by deflate): each bounded, a bomb never decoded whole.
+    named = 16 + zlib.MAX_WBITS if encoding == "gzip" else zlib.MAX_WBITS
+    for wbits in (named, 32 + zlib.MAX_WBITS, -zlib.MAX_WBITS):
         decoder = zlib.decompressobj(wbits)
-        data = decoder.decompress(body, MAX_DECODED)
-    except zlib.error:
         try:
-            return gzip.decompress(body)[:MAX_DECODED], ""
-        except (OSError, EOFError, zlib.error):
-            return body, f"({encoding} that does not decode: shown as stored)"
-    note = f"(decoded from {encoding})"
-    if decoder.unconsumed_tail:
-        note = f"(decoded from {encoding}: the first {size_text(MAX_DECODED)} only)"
-    return data, note
+            data = decoder.decompress(body, MAX_DECODED)
+        except zlib.error:
+            continue
+        note = f"(decoded from {encoding})"
+        if decoder.unconsumed_tail:
+            note = f"(decoded from {encoding}: the first {size_text(MAX_DECODED)} only)"
+        return data, note
+    return body, f"({encoding} that does not decode: shown as stored)"
 
 
 def _text_of(data: bytes) -> str | None:
@@ -243,6 +252,10 @@ def _body(out: _Writer, data: bytes, *, request: bool, stream: bool, note: str =
     if text is None:
         out.note(f"({size_text(len(data))} of binary data)")
         return
+    if len(data) > MAX_READ:
+        out.note(f"({size_text(len(data))}: shown as text, not read as JSON or a stream)")
+        out.line(text)
+        return
     if stream:
         events = sse_events(text)
         messages = assemble_stream(events)
@@ -271,8 +284,10 @@ def _body(out: _Writer, data: bytes, *, request: bool, stream: bool, note: str =
 
 def _headers(out: _Writer, title: str, headers: tuple[tuple[str, str], ...]) -> None:
     out.section(title)
-    for name, value in headers:
-        out.line(value, label=f"{name}: ", labelled="role")
+    for name, value in headers[:MAX_HEADERS]:
+        out.line(shorten(value, LINE_CHARS), label=f"{shorten(name, 200)}: ", labelled="role")
+    if len(headers) > MAX_HEADERS:
+        out.note(f"({len(headers) - MAX_HEADERS:,} more headers)")
     out.note("(authorization, cookie, x-api-key and other secret headers: never recorded)")
 
 

@@ -125,7 +125,9 @@ def sse_events(text: str) -> list[str]:
 
 
 def _new_message() -> dict[str, Any]:
-    return {"role": "assistant", "content": "", "calls": {}, "finish": None}
+    # Text arrives in pieces, kept in lists and joined once: adding each piece to a string
+    # held in a dict copies it whole every time (a long stream took seconds).
+    return {"role": "assistant", "content": [], "calls": {}, "finish": None}
 
 
 def _openai_chunk(chunk: dict[str, Any], messages: dict[int, dict[str, Any]]) -> bool:
@@ -140,14 +142,14 @@ def _openai_chunk(chunk: dict[str, Any], messages: dict[int, dict[str, Any]]) ->
         if isinstance(delta.get("role"), str):
             message["role"] = delta["role"]
         if isinstance(delta.get("content"), str):
-            message["content"] += delta["content"]
+            message["content"].append(delta["content"])
         for call in delta.get("tool_calls") or ():
             if not isinstance(call, dict):
                 continue
-            slot = message["calls"].setdefault(_index(call), {"name": "", "arguments": ""})
+            slot = message["calls"].setdefault(_index(call), {"name": [], "arguments": []})
             function = _mapping(call.get("function"))
-            slot["name"] += str(function.get("name") or "")
-            slot["arguments"] += str(function.get("arguments") or "")
+            slot["name"].append(str(function.get("name") or ""))
+            slot["arguments"].append(str(function.get("arguments") or ""))
         if choice.get("finish_reason"):
             message["finish"] = choice["finish_reason"]
     return found
@@ -161,13 +163,13 @@ def _anthropic_event(
     if kind == "content_block_start" and isinstance(chunk.get("content_block"), dict):
         block = chunk["content_block"]
         blocks[_index(chunk)] = {"type": block.get("type"), "name": block.get("name"),
-                                 "text": "", "json": ""}  # fmt: skip
+                                 "text": [], "json": []}  # fmt: skip
         return True
     if kind == "content_block_delta" and isinstance(delta, dict):
-        empty = {"type": "text", "text": "", "json": ""}
+        empty = {"type": "text", "text": [], "json": []}
         block = blocks.setdefault(_index(chunk), empty)
-        block["text"] += str(delta.get("text") or "")
-        block["json"] += str(delta.get("partial_json") or "")
+        block["text"].append(str(delta.get("text") or ""))
+        block["json"].append(str(delta.get("partial_json") or ""))
         return True
     if kind == "message_delta" and isinstance(delta, dict):
         messages.setdefault(0, _new_message())["finish"] = delta.get("stop_reason")
@@ -195,9 +197,9 @@ def assemble_stream(events: list[str]) -> list[dict[str, Any]] | None:
         return None
     if blocks:
         content = [
-            {"type": "tool_use", "name": b.get("name"), "input": b["json"]}
+            {"type": "tool_use", "name": b.get("name"), "input": "".join(b["json"])}
             if b.get("type") == "tool_use"
-            else {"type": "text", "text": b["text"]}
+            else {"type": "text", "text": "".join(b["text"])}
             for _, b in sorted(blocks.items())
         ]
         finish = messages.get(0, {}).get("finish")
@@ -205,8 +207,16 @@ def assemble_stream(events: list[str]) -> list[dict[str, Any]] | None:
     return [
         {
             "role": m["role"],
-            "content": m["content"],
-            "tool_calls": [{"function": slot} for _, slot in sorted(m["calls"].items())],
+            "content": "".join(m["content"]),
+            "tool_calls": [
+                {
+                    "function": {
+                        "name": "".join(slot["name"]),
+                        "arguments": "".join(slot["arguments"]),
+                    }
+                }
+                for _, slot in sorted(m["calls"].items())
+            ],
             "finish": m["finish"],
         }
         for _, m in sorted(messages.items())

@@ -32,6 +32,7 @@ from enum import StrEnum
 
 from ..engine.driver import StopReason
 from ..engine.events import RunStatus, Status, TraceEvent
+from ..engine.orchestrator import Run
 from .session import Session
 
 __all__ = [
@@ -104,11 +105,16 @@ class Paused:
 
 @dataclass(frozen=True, slots=True)
 class Finished:
-    """The run reached its end; ``store_problem`` says why it is not (fully) recorded."""
+    """``run`` reached its end; ``store_problem`` says why it is not (fully) recorded.
+
+    ``run`` tells a run left behind from the one on screen: a run stopped to fork a what-if
+    re-run ends after the fork has replaced it.
+    """
 
     recorded: int
     status: RunStatus
     store_problem: str | None
+    run: Run
 
 
 @dataclass(frozen=True, slots=True)
@@ -346,7 +352,7 @@ class RunController:
             update = Crashed(len(run.events), exc)
         else:
             if run.finished:
-                update = Finished(len(run.events), run.status, session.store_problem)
+                update = Finished(len(run.events), run.status, session.store_problem, run)
             else:
                 update = Paused(len(run.events), stop.reason, stop.task)
         finally:

@@ -36,12 +36,13 @@ class Payload(NamedTuple):
     value: Any
 
 
-def parse_payload(text: str, what: str = "payload") -> Payload:
+def parse_payload(text: str, what: str = "payload", path: str = "payload") -> Payload:
     """Parse ``text``: JSON, or ``@path`` for a JSON file.
 
     Args:
         text: what the person typed.
         what: how to name the input in errors (``--payload``).
+        path: how to name the value itself where a part of it is not JSON (``payload.a[0]``).
 
     Raises:
         PayloadError: unreadable file, not JSON, or not a JSON value (one line each).
@@ -75,7 +76,7 @@ def parse_payload(text: str, what: str = "payload") -> Payload:
     except ValueError:  # an integer past the interpreter's digit limit (CVE-2020-10735)
         raise PayloadError(f"{what}: {too_many_digits()}") from None
     try:
-        text = check_json(value, "payload")
+        text = check_json(value, path)
     except CanonicalError as exc:
         raise PayloadError(f"{what}: {exc}") from None
     check_payload_size(text, what)

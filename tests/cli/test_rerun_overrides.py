@@ -79,6 +79,8 @@ def harness(*args: str) -> tuple[int, str, str]:
         ("--set-output", "roll", "error: --set-output 'roll': expected TASK=JSON|@FILE"),
         ("--set-output", "nope=1", "error: --set-output nope: no task 'nope' in workflow 'dice'"),
         ("--set-output", "roll={", "error: --set-output roll: not JSON: Expecting property name"),
+        ("--set-output", "roll=[1, NaN]",
+         "error: --set-output roll: value[1]: float is not a JSON value"),
         ("--set-answer", "roll#1=1", "error: --set-answer 'roll#1=1': expected TASK#ATTEMPT:N="),
         ("--set-answer", "roll#1:3=1",
          "error: --set-answer roll#1:3: attempt 1 of roll recorded 1 exchange"),
@@ -292,3 +294,96 @@ def test_a_damaged_override_in_an_export_is_one_line(
     monkeypatch.setenv(limits.ENV_VAR, "export_depth=8")
     code, _, err = harness("rerun", str(folder / "bad.json"), "--no-store", "--from", "total")
     assert code == 2 and len(err.splitlines()) == 1 and says in err, err
+
+
+def _forged_fork(folder: Path, overrides: list[dict[str, object]]) -> Path:
+    """A fork of ``run.json`` whose export holds ``overrides``, checksum made good again."""
+    from harness_tui.records.export.writing import checksum
+
+    harness("rerun", str(folder / "run.json"), "--no-store", "-q", "--set-answer", "roll#1:1=0.5",
+            "--export", str(folder / "fork.json"))  # fmt: skip
+    document = json.loads((folder / "fork.json").read_text(encoding="utf-8"))
+    document["forked_from"]["overrides"] = overrides
+    document["checksum"] = checksum(document)
+    (folder / "forged.json").write_text(json.dumps(document), encoding="utf-8")
+    calls()
+    return folder / "forged.json"
+
+
+@pytest.mark.parametrize(
+    ("option", "text", "says"),
+    [
+        ("--set-output", "other=" + "[" * 195 + "]" * 195, "nested more than 194 levels deep"),
+        ("--with", "roll.n=" + "[" * 195 + "]" * 195, "nested more than 194 levels deep"),
+        ("--set-answer", "roll#1:1=" + "7" * 1100, "an integer of more than 1,000 digits"),
+        ("--set-answer", f"roll#{'9' * 5000}:1=1", "no attempt or exchange has a number that"),
+    ],
+    ids=["deep-output", "deep-with", "long-integer", "long-attempt"],
+)  # fmt: skip
+def test_an_override_an_export_could_not_hold_is_one_line(
+    folder: Path, option: str, text: str, says: str
+) -> None:
+    # Before: a value nested past the export reader's depth was exported unreadable (or, a
+    # little deeper, copied into a RecursionError), and 5,000 digits of attempt a traceback.
+    code, _, err = harness("rerun", str(folder / "run.json"), "--no-store", "-q", option, text,
+                           "--export", str(folder / "fork.json"))  # fmt: skip
+    assert code == 2 and len(err.splitlines()) == 1 and says in err, err
+    assert not (folder / "fork.json").exists()
+
+
+def test_the_deepest_override_an_export_holds_is_read_back(folder: Path) -> None:
+    deepest = "[" * 194 + "]" * 194
+    code, _, err = harness("rerun", str(folder / "run.json"), "--no-store", "-q",
+                           "--set-output", f"other={deepest}",
+                           "--export", str(folder / "fork.json"))  # fmt: skip
+    assert code == 0, err
+    assert RunRecord.read(folder / "fork.json").document["forked_from"]["overrides"]
+
+
+@pytest.mark.parametrize(
+    ("overrides", "options", "says"),
+    [
+        ([{"task": "nope", "kind": "with", "param": "n", "value": 1, "patch": []}], [],
+         "forged.json: an override cannot apply: --with nope.n: no task 'nope' in workflow"),
+        ([{"task": "roll", "kind": "output", "value": 1}] * 2, [],
+         "forged.json: an override cannot apply: --set-output roll is given twice"),
+        ([{"task": "roll", "kind": "answer", "attempt": 1, "exchange": 9, "value": 1}], [],
+         "forged.json: an override cannot apply: --set-answer roll#1:9: attempt 1 of roll "
+         "recorded 1 exchange"),
+        ([{"task": "roll", "kind": "answer", "attempt": 1, "exchange": 1, "value": 1}],
+         ["--calls", "live"], "forged.json edits a recorded answer (--set-answer roll#1:1); "
+         "live calls answer none"),
+    ],
+)  # fmt: skip
+def test_verify_against_a_fork_whose_overrides_cannot_apply_is_one_line(
+    folder: Path, overrides: list[dict[str, object]], options: list[str], says: str
+) -> None:
+    # Before: a with: override of an unknown task was a KeyError traceback, and an edited
+    # answer under live calls was dropped without a word (a divergence blamed on the user).
+    forged = _forged_fork(folder, overrides)
+    code, _, err = harness("verify", str(folder / "dice.yaml"), "--against", str(forged),
+                           *options)  # fmt: skip
+    assert code == 2 and len(err.splitlines()) == 1 and err.startswith(f"error: {forged}"), err
+    assert says.removeprefix("forged.json") in err
+    assert calls() == []
+
+
+@pytest.mark.parametrize(
+    "tasks",
+    [
+        "  a: {run: 'builtin:echo', with: &w {n: 1}}\n  b: {run: 'builtin:echo', with: *w}\n",
+        "  a: &spec {run: 'builtin:echo', with: {n: 1}}\n  b: *spec\n",
+    ],
+    ids=["shared-with", "shared-task"],
+)
+def test_a_with_override_sets_one_task_even_where_yaml_aliases_share_it(tasks: str) -> None:
+    # Before: --with a.n also set b's n (one mapping behind both), so the fork's workflow
+    # gave b, kept from the record with n 1, another parameter; verify then diverged on b.
+    from harness_tui.records.runs.whatif import patch_workflow
+    from harness_tui.workflow.loader import parse_workflow
+
+    workflow = parse_workflow(f"name: shared\ntasks:\n{tasks}")
+    override = parse_override("with", "a.n=5")
+    patched, _ = patch_workflow(workflow, [override], None)
+    assert dict(patched.graph.nodes["a"].params) == {"n": 5}
+    assert dict(patched.graph.nodes["b"].params) == {"n": 1}

@@ -85,6 +85,19 @@ def test_volatile_without_record_is_one_line_where_a_command_records() -> None:
     assert result.stderr.count("\n") == 1
 
 
+@pytest.mark.parametrize("address", ["foo", "http://x:1", "tls://127.0.0.1:1", "\x1b[2J"])
+def test_a_dask_address_dask_cannot_read_is_one_line(address: str) -> None:
+    # Before: Dask's ValueError (or TypeError, for TLS) from parsing it, as a traceback.
+    pytest.importorskip("distributed")
+    args = ["run", str(WORKFLOW), "--no-store", "-q", "--executor", f"dask={address}"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.count("\n") == 1 and "\x1b" not in result.stderr
+    assert (
+        result.stderr.startswith("error: --executor dask=") and "(tcp://HOST:PORT)" in result.stderr
+    )
+
+
 @pytest.mark.slow
 def test_rerun_on_dask_with_four_workers_reaches_the_serial_digest(tmp_path: Path) -> None:
     pytest.importorskip("distributed")

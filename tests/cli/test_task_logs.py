@@ -80,7 +80,7 @@ def test_a_store_of_schema_2_migrates_and_records_logs(tmp_path: Path) -> None:
             db.executescript(MIGRATIONS[number])
         db.execute("PRAGMA user_version = 2")
     store = RunStore(path)
-    assert store.schema_version == SCHEMA_VERSION == 9
+    assert store.schema_version == SCHEMA_VERSION == 10
     old = [row for row in store.runs() if row["status"] == "succeeded"]
     assert old and all(store.export(row["id"]).logs == {} for row in old)
     run_id = recorded_run(store)

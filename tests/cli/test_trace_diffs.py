@@ -35,6 +35,14 @@ READS_QUIET = READS.replace(
     "lint: {run: builtin:echo, with: {strict: true}",
     "lint: {run: builtin:select, with: {expr: '{ok: `true`}', note: a}",
 )
+# ship reads fetch, not a dependency of it but an ancestor, and gate between says the same.
+ANCESTOR_READ = """\
+name: shop
+tasks:
+  fetch: {run: builtin:echo, with: {source: db}}
+  gate: {run: builtin:select, with: {expr: '{ok: `true`}'}, depends_on: [fetch]}
+  ship: {run: builtin:select, with: {expr: results.fetch}, depends_on: [gate]}
+"""
 PAYLOAD = ("payload: {region: eu}", "payload: {region: us}")
 PAYLOAD_HEADER = (
     "workflows: 0 added, 0 removed, 0 moved, 0 changed, 4 task ids changed (the payload "
@@ -114,6 +122,22 @@ CASES = [
         ],
     ),
     (
+        # ship's dependency gate has the same output, but ship reads fetch, an ancestor,
+        # through context.results: that is its cause, not "nothing it reads differs".
+        "ancestor-read",
+        ("source: db", "source: api"),
+        [
+            "workflows: 0 added, 0 removed, 0 moved, 1 changed",
+            'first divergence: fetch: its own with.source: "db" -> "api" '
+            '(output {"source": "db"} -> {"source": "api"})',
+            "  gate: upstream fetch differs",
+            "  ship: ancestor fetch differs (read through context.results) "
+            '(output {"source": "db"} -> {"source": "api"})',
+            "3 tasks differ",
+        ],
+        ANCESTOR_READ,
+    ),
+    (
         "removed",
         ("  ship: {run: builtin:echo, with: {env: staging}, depends_on: [build]}\n", ""),
         [
@@ -149,6 +173,15 @@ def test_a_trace_diff_names_the_cause(
     result = CliRunner().invoke(cli, ["diff", str(old), str(new), "--exit-code"])
     assert result.exit_code == 1, result.output
     assert result.stdout.splitlines() == expected
+
+
+def test_a_large_output_that_differs_is_given_whole_not_as_null(tmp_path: Path) -> None:
+    long = "x" * 300  # over the 200 characters past which an output once came back as None
+    old = export(tmp_path, "old", BASE.replace("env: staging", f"env: {long}"))
+    new = export(tmp_path, "new", BASE)
+    (ship,) = compare_records(RunRecord.read(old), RunRecord.read(new)).tasks
+    assert (ship.expected_value, ship.actual_value) == ({"env": long}, {"env": "staging"})
+    assert "output null" not in ship.describe()
 
 
 def test_a_rename_is_paired_not_removed_and_added(tmp_path: Path) -> None:

@@ -206,6 +206,11 @@ def test_exchanges_survive_their_json_form() -> None:
     assert exchange.to_json()["duration_s"] == 0.25
     with pytest.raises(ValueError, match=r"io\.duration_s"):
         Exchange.from_json({**exchange.to_json(), "duration_s": "slow"})
+    # Before: an integer past a float's range was an OverflowError (the workbench's calls
+    # view crashed on the export), and infinity read as a duration.
+    for endless in (10**500, float("inf"), float("nan")):
+        with pytest.raises(ValueError, match=r"io\.duration_s"):
+            Exchange.from_json({**exchange.to_json(), "duration_s": endless})
     with pytest.raises(ValueError, match=r"io\.seq"):
         Exchange.from_json({**exchange.to_json(), "seq": -1})
     with pytest.raises(ValueError, match="base64"):

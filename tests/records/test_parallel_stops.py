@@ -202,3 +202,36 @@ def test_ctrl_c_with_more_workers_at_other_moments_replays(
     tmp_path: Path, workers: int, press_at: str
 ) -> None:
     ctrl_c_then_replay(tmp_path, workers, press_at)
+
+
+CHAINS = {
+    "c0_0": {"run": "builtin:fail", "with": {"times": 9}},
+    "c0_1": _sleep(0.0, ["c0_0"]),
+    "c1_0": _sleep(0.0, []),
+    "c1_1": _sleep(0.0, ["c1_0"]),
+    "c1_2": _sleep(0.0, ["c1_1"]),
+    "c1_3": _sleep(0.0, ["c1_2"]),
+    "c1_4": _sleep(0.0, ["c1_3"]),
+}
+CLEANUPS = {
+    "cleanup0": {"run": "builtin:echo", "depends_on": ["c0_0"], "trigger": "all_done"},
+    "cleanup1": {"run": "builtin:echo", "depends_on": ["c0_0"], "trigger": "all_done"},
+}
+
+
+@pytest.mark.parametrize("workers", [1, 4])
+def test_a_stop_that_cancels_nothing_replays_as_a_stopped_run(workers: int) -> None:
+    """The stop lands while the last task of the work runs, which finishes all the same; what
+    follows are ``all_done`` cleanups, which run after a stop too: no event says the run was
+    stopped, and the replay still ends ``cancelled``, as recorded (found by the property)."""
+    document = {
+        "name": "stops_chains",
+        "payload": {"shape": "chains"},
+        "on_failure": "continue",
+        "tasks": {**CHAINS, **CLEANUPS},
+    }
+    workflow = parse_workflow(json.dumps(document), "chains.yaml")
+    serial = run_of(workflow, 1).run_to_end()
+    started = min(e.seq for e in serial.events if e.task == "c1_4")
+    assert {e.task for e in serial.events[started + 2 :]} <= set(CLEANUPS)  # only cleanups after
+    check_stopped_run(workflow, workers, started + 1, from_thread=False)

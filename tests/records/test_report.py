@@ -117,6 +117,26 @@ def test_report_command_writes_html_from_an_export(tmp_path: Path, failed: RunRe
     assert markdown.exit_code == 0 and markdown.output.startswith("# Run report: agent\\_triage")
 
 
+def test_report_takes_its_format_from_the_output_name_unless_given(
+    tmp_path: Path, failed: RunRecord
+) -> None:
+    # Before: -o report.html wrote Markdown under that name (a browser shows it as one line).
+    export = failed.write(tmp_path / "run.json")
+    for name, fmt, starts in [
+        ("r.html", None, "<!DOCTYPE html>"),
+        ("r.HTM", None, "<!DOCTYPE html>"),
+        ("r.md", None, "# Run report"),
+        ("r.txt", None, "# Run report"),
+        ("r2.html", "markdown", "# Run report"),  # as given, whatever the name
+    ]:
+        given = ["--format", fmt] if fmt else []
+        result = CliRunner().invoke(
+            cli, ["report", str(export), "-o", str(tmp_path / name), *given]
+        )
+        assert result.exit_code == 0, result.output
+        assert (tmp_path / name).read_text(encoding="utf-8").startswith(starts), name
+
+
 def test_report_of_a_redacted_export_says_what_was_redacted(tmp_path: Path) -> None:
     workflow = load_workflow(ROOT / "workflows/agent_triage.yaml")
     orchestrator = TaskOrchestrator(workflow.graph, clock=FakeClock(tick=0.01))

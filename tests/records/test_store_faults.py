@@ -284,6 +284,13 @@ def _recorded_store(tmp_path: Path) -> tuple[Path, str]:
         ("UPDATE runs SET workflow_source = x'41'", ("export", "report", "resume")),
         ("UPDATE logs SET text = x'41'", ("export", "report", "resume")),
         ("UPDATE logs SET attempt = 'one'", ("export", "report", "resume")),
+        # How the run records its calls: not JSON, the wrong shape, a path that cannot be read.
+        ("UPDATE runs SET recording = '{'", ("export", "report", "resume")),
+        ('UPDATE runs SET recording = \'{"volatile": "$.a"}\'', ("export", "resume")),
+        (
+            'UPDATE runs SET recording = \'{"volatile": ["$["], "secret_headers": []}\'',
+            ("export", "resume"),
+        ),
     ],
 )
 def test_damaged_values_are_one_line_in_every_command(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import zlib
 from typing import Any
 
 import pytest
@@ -12,12 +13,15 @@ import pytest
 from harness_tui.engine.exchanges import Exchange
 from harness_tui.tui.call_text import (
     MAX_DECODED,
+    MAX_HEADERS,
+    MAX_READ,
     call_row,
     diff_text,
     exchange_text,
     response_bytes,
     summary_line,
 )
+from harness_tui.workflow.limits import LINE_CHARS
 
 URL = "http://127.0.0.1:1/v1/chat/completions"
 JSON = (("content-type", "application/json"),)
@@ -114,6 +118,41 @@ def test_a_gzip_bomb_is_decoded_only_so_far() -> None:
     exchange = _http({}, bomb, response_headers=(("content-encoding", "gzip"),))
     data, note = response_bytes(exchange)
     assert len(data) == MAX_DECODED and "the first" in note
+
+
+def _raw_deflate(data: bytes) -> bytes:
+    packer = zlib.compressobj(wbits=-zlib.MAX_WBITS)
+    return packer.compress(data) + packer.flush()
+
+
+@pytest.mark.parametrize(
+    "pack", [gzip.compress, _raw_deflate, zlib.compress], ids=["gzip", "raw", "zlib"]
+)
+def test_a_bomb_labelled_deflate_is_decoded_only_so_far_whatever_its_wrapping(
+    pack: Any,
+) -> None:
+    # Before: a gzip body labelled deflate was decoded whole by gzip.decompress (a 300 kB
+    # answer took 300 MB), then cut; a raw deflate one was not decoded at all.
+    bomb = pack(b"a" * (MAX_DECODED * 2))
+    exchange = _http({}, bomb, response_headers=(("content-encoding", "deflate"),))
+    data, note = response_bytes(exchange)
+    assert data == b"a" * MAX_DECODED and note.startswith("(decoded from deflate: the first")
+
+
+def test_a_body_past_the_read_cap_is_text_not_parsed() -> None:
+    answer = json.dumps({"choices": [{"message": {"role": "assistant", "content": "x"}}],
+                         "pad": "p" * MAX_READ}).encode()  # fmt: skip
+    text = _plain(_http({"messages": []}, answer, response_headers=JSON))
+    assert "shown as text, not read as JSON or a stream" in text
+    assert "assistant: x" not in text and '{"choices"' in text
+
+
+def test_headers_are_listed_up_to_a_cap_each_on_one_cut_line() -> None:
+    headers = tuple((f"h{i}", "v" * (LINE_CHARS * 3)) for i in range(MAX_HEADERS + 50))
+    text = _plain(_http({}, b"{}", response_headers=headers))
+    assert "(50 more headers)" in text and f"h{MAX_HEADERS - 1}: " in text
+    assert f"h{MAX_HEADERS}: " not in text
+    assert max(len(line) for line in text.splitlines()) < LINE_CHARS + 100
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,7 @@ default (fill and live a key away) and a changed prompt fails with the field dif
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -243,3 +244,80 @@ async def test_a_thousand_calls_open_drawing_only_the_rows_in_view(tmp_path: Pat
         await pilot.pause()
         assert table.cursor_row == 999 and "#1000 POST" in _detail(app)
         assert len(table._rows) < 60
+
+
+def _hostile_exchanges() -> list[Exchange]:
+    """Exchanges whose every field is hostile: escapes and markup in names, URLs, headers and
+    bodies; invalid UTF-8; a gzip bomb labelled deflate; a broken stream; deep nesting."""
+    from tests.hostile.corpus import HOSTILE
+
+    h, url = HOSTILE, f"http://127.0.0.1:1/{HOSTILE}"
+    chat = {
+        "model": h,
+        "tools": [{"name": h}],
+        "messages": [
+            {"role": h, "content": [{"type": "tool_result", "tool_use_id": h, "content": h}]}
+        ],
+    }
+    answer = {
+        "usage": {h: h},
+        "choices": [
+            {
+                "finish_reason": h,
+                "message": {
+                    "role": h,
+                    "content": h,
+                    "tool_calls": [{"function": {"name": h, "arguments": h}}],
+                },
+            }
+        ],
+    }
+    stream = b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in [
+        {"choices": [{"index": 0, "delta": {"role": h, "content": h}}]},
+        {"choices": [{"index": 0, "finish_reason": h, "delta": {"tool_calls": [
+            {"index": 0, "function": {"name": h, "arguments": h}}]}}]},
+    ]) + b"data: {broken\n\n\xff\xfe"  # fmt: skip
+    bomb = gzip.compress(b"\x1b[2J" * (1 << 20))
+    deep = '[{"type":"tool_result","content":' * 400 + '"x"' + "}]" * 400
+    headers = tuple((f"{h}{i}", h * 3) for i in range(250))
+    error = {"type": h, "message": h}
+    return [
+        Exchange(0, "http", h, url, headers, json.dumps(chat).encode(), 200, headers,
+                 (json.dumps(answer).encode(),), duration=0.01),
+        Exchange(1, "http", "POST", url, (), b"{}", 200, (("content-type", "text/event-stream"),),
+                 (stream,)),
+        Exchange(2, "http", "POST", url, (), b"\xff\xfe" + h.encode(), 500,
+                 (("content-encoding", "deflate"),), (bomb,), error=error),
+        Exchange(3, "http", "POST", url, (), f'{{"messages":[{{"content":{deep}}}]}}'.encode(),
+                 error={"type": "ReadTimeout", "message": h}),
+        Exchange(4, "call", h, h, (), json.dumps([h]).encode(), value={h: [h]}),
+        Exchange(5, "call", h, h, (), b"\xff" + h.encode(), error=error),
+        Exchange(6, "http", "GET", url, (), None, 200, (("content-type", h),),
+                 (b'{"a": ' * 2000 + b"1" + b"}" * 2000,)),
+    ]  # fmt: skip
+
+
+@pytest.mark.slow  # about 6 s of drawing; the caps it meets have fast tests in test_call_text.py
+async def test_hostile_exchanges_read_inert_and_the_view_keeps_working() -> None:
+    from tests.hostile.corpus import HOSTILE, OBEYED
+
+    exchanges = _hostile_exchanges()
+    app = make_app(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.push_screen(CallsModal(HOSTILE, 2, 1, lambda _: exchanges))
+        await pilot.pause()
+        modal = app.screen
+        assert isinstance(modal, CallsModal)
+        title = str(modal.query_one("#calls-title", Label).render())
+        assert HOSTILE not in title and not OBEYED.search(title)
+        for row in range(len(exchanges)):
+            detail = _detail(app)
+            assert not OBEYED.search(detail) and "[link=" in detail, row  # shown, not obeyed
+            assert len(detail) < 2_000_000, row  # headers and bodies bounded
+            for column in ("seq", "method", "target", "status", "size", "time"):
+                assert not OBEYED.search(modal.query_one(CallList).cell_text(row, column))
+            await pilot.press("y", "down")
+            await pilot.pause()
+        await pilot.press("]", "tab", "end", "tab")
+        await pilot.pause()
+        assert app.screen is modal and modal.shown is not None

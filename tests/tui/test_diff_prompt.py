@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from textual.widgets import DataTable, Input, Static
+from textual.widgets import DataTable, Input
 
 from harness_tui.engine.clock import FakeClock
 from harness_tui.records.runs.live import LiveRun
 from harness_tui.records.runs.settings import RunSettings
-from harness_tui.tui.screens.diff import DiffScreen, DiffTargetModal
+from harness_tui.tui.screens.diff import DiffScreen, DiffTargetModal, DiffTitle
 from harness_tui.tui.widgets.inspector import Inspector
 from harness_tui.workflow.loader import load_workflow
 
@@ -77,12 +77,11 @@ async def test_two_exports_open_in_the_diff_screen_with_each_tasks_run_differenc
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, DiffScreen)
-        title = str(screen.query_one("#diff-title", Static).render())
+        title = str(screen.query_one(DiffTitle).render())
         assert "runs: 12 tasks differ" in title
         table = screen.query_one("#diff-rows", DataTable)
         labels = [str(column.label) for column in table.columns.values()]
-        assert labels[1].startswith("old: ") and labels[3].startswith("new: ")
-        assert labels[4] == "run"
+        assert labels[1:] == ["old", " ", "new", "run"]  # the paths are in the title
         package = next(i for i, row in enumerate(screen.diff.rows) if row.task == "package")
         table.move_cursor(row=package)
         await pilot.pause()

@@ -162,7 +162,14 @@ async def test_mark_done_while_held_at_the_failure_stops_the_run_and_continues_t
         assert screen.session is not None and screen.session.run is not failed_run
         assert screen.session.run.status.value == "succeeded"
         assert screen.session.run.results["report"] == "REPORT done by hand"
-        assert isinstance(app.screen, DiffScreen)
+        diff = app.screen
+        assert isinstance(diff, DiffScreen) and diff.runs is not None
+        # The fork compared with the stopped run once it ended, not as it began: fetch is the
+        # same in both, and no task is "only in the first run".
+        kinds = {task: d.kind for task, d in diff.runs.items()}
+        assert "fetch" not in kinds and "removed" not in kinds.values(), kinds
+        assert (kinds["summarize"], kinds["report"]) == ("status", "inputs")
+        assert diff.runs["summarize"].cause == "output overridden by the user"
 
 
 async def test_e_on_an_export_asks_before_running_its_code(agent: Path, tmp_path: Path) -> None:
@@ -325,3 +332,23 @@ async def test_a_fork_passes_breakpoints_on_the_tasks_it_keeps(agent: Path) -> N
         assert session is not None and session.breakpoints == {"side"}
         assert session.run.status.value == "succeeded"
         assert isinstance(app.screen, DiffScreen)
+
+
+async def test_an_output_past_the_edit_limit_opens_an_empty_editor_saying_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Before: the editor was filled with it whatever its size (a 20 MB answer took 38 s to
+    # open, and no edit of it could apply: an edited value holds payload_bytes at most).
+    from harness_tui.workflow import limits
+
+    monkeypatch.setenv(limits.ENV_VAR, "payload_bytes=1000")
+    app = make_app(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.push_screen(OutputModal("t", "p", {"text": "x" * 5000}, what="answer"))
+        await pilot.pause()
+        assert app.screen.query_one(TextArea).text == "null"
+        note = str(app.screen.query_one("#output-error", Label).render())
+        assert "The answer now is 5,011 bytes of JSON, past the 1,000 an edited answer" in note
+        await app.push_screen(OutputModal("t", "p", {"text": "x" * 900}, what="answer"))
+        await pilot.pause()
+        assert "x" * 900 in app.screen.query_one(TextArea).text  # within it: as it is

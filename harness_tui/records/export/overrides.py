@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ...engine.untrusted import quoted
+from ...workflow.limits import current
 from ...workflow.payload import PayloadError, parse_payload
 from ..errors import RecordError, StoreError
 from .redaction import REPLACEMENT
@@ -141,10 +142,13 @@ def parse_override(kind: str, text: str) -> Override:
     parts = found.groupdict()
     where = f"{option} {parts['task']}"
     try:
-        value = parse_payload(parts["value"], where).value
+        value = parse_payload(parts["value"], where, "value").value
     except PayloadError as exc:
         raise OverrideError(str(exc)) from None
+    _check_exportable(value, where)
     if kind == "answer":
+        if max(len(parts["attempt"]), len(parts["index"])) > _MAX_COUNT_DIGITS:
+            raise OverrideError(f"{where}: no attempt or exchange has a number that long")
         attempt, index = int(parts["attempt"]), int(parts["index"])
         if attempt < 1 or index < 1:
             raise OverrideError(f"{where}: attempts and exchanges count from 1")
@@ -152,6 +156,43 @@ def parse_override(kind: str, text: str) -> Override:
     if kind == "with":
         return Override(kind, parts["task"], value, param=parts["param"])
     return Override(kind, parts["task"], value)
+
+
+_MAX_COUNT_DIGITS = 18
+"""Digits of an attempt or exchange number: more is no count a run reaches (and past 4,300
+``int`` refuses the text)."""
+
+_PLACE_DEPTH = 6
+"""How deep an export holds an override's value: ``forked_from.overrides[i].patch[j].value``
+(the reader counts ``forked_from`` as level 1)."""
+
+
+def _check_exportable(value: Any, where: str) -> None:
+    """Refuse a value the fork's export could not be read back with: nested deeper, or with
+    a longer integer, than an export reader takes (``export_depth``, ``int_digits``).
+
+    Raises:
+        OverrideError: one line, ``where`` first.
+    """
+    limits = current()
+    deepest = limits.export_depth - _PLACE_DEPTH
+    max_bits = int(limits.int_digits * 3.33) + 1
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth >= deepest:
+                raise OverrideError(
+                    f"{where}: the value is nested more than {deepest} levels deep, more than "
+                    "a run export holds"
+                )
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+        elif type(item) is int and item.bit_length() > max_bits:
+            raise OverrideError(
+                f"{where}: the value holds an integer of more than {limits.int_digits:,} "
+                "digits, more than a run export holds"
+            )
 
 
 def overrides_of(document: Mapping[str, Any]) -> tuple[Override, ...]:

@@ -7,6 +7,7 @@ input digest means the cause is upstream.
 
 from __future__ import annotations
 
+import graphlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -34,7 +35,6 @@ __all__ = [
     "trace_diff",
 ]
 
-_SMALL = 200
 _FIELDS = ("task", "task_id", "status", "attempt", "error", "input_digest", "output_digest")
 
 
@@ -49,7 +49,7 @@ class Divergence:
         field: the first differing canonical field (``missing``/``extra`` for a length change).
         expected: the expected value of that field.
         actual: the actual value.
-        expected_value: the expected output, when the field is ``output_digest`` and it is small.
+        expected_value: the expected output, when the field is ``output_digest``.
         actual_value: likewise for the actual output.
         cause: a sentence: where the difference was born.
     """
@@ -111,7 +111,9 @@ def _short(value: Any) -> str:
 
 
 def _small(outputs: Mapping[str, str] | None, task: str) -> Any:
-    if outputs is None or task not in outputs or len(outputs[task]) > _SMALL:
+    """``task``'s output, whole (read only for a task whose output differs): a large one once
+    came back as None, which reads as a null output (the line shortens it, the JSON need not)."""
+    if outputs is None or task not in outputs:
         return None
     return json.loads(outputs[task])
 
@@ -177,7 +179,7 @@ class TaskDivergence:
             is non-deterministic), ``attempts`` (same outcome after another number of tries)
             or ``renamed`` (the same task under a new name, and nothing else differs).
         expected / actual: the differing values (statuses, digests or attempt counts).
-        expected_value / actual_value: the outputs, when they differ and are small.
+        expected_value / actual_value: the outputs, when they differ.
         renamed_from: the task's name in the first run, when the workflow renamed it.
         cause: where the difference was born, when the workflows say (see :func:`explain`).
         same_outcome: its final status and output are equal in both runs (what a dependent
@@ -320,8 +322,9 @@ def explain(
     depends_on: Mapping[str, Sequence[str]],
 ) -> list[TaskDivergence]:
     """Name where each ``inputs`` divergence was born, from the plan diff of the two runs'
-    workflows: the task's own changed fields, a dependency whose outcome differs, or (where
-    no dependency's outcome differs) the payload.
+    workflows: the task's own changed fields, a dependency whose outcome differs, else the
+    nearest ancestors whose outcome differs (a task reads every ancestor's output through
+    ``context.results``), or (where no ancestor's outcome differs) the payload.
 
     A dependency that ran with other inputs but ended with the same status and output is
     no cause: its dependent's input digest differs only because digests chain. When nothing
@@ -334,6 +337,7 @@ def explain(
     """
     differing = {d.task: d for d in found if d.kind != "removed"}
     payload = _payload_cause(plan)
+    nearest: dict[str, frozenset[str]] | None = None  # computed once, when first needed
     explained = []
     for difference in found:
         if difference.kind != "inputs":
@@ -343,14 +347,46 @@ def explain(
         deps = [differing[d] for d in depends_on.get(difference.task, ()) if d in differing]
         seen = [d for d in deps if d.kind != "attempts" and not d.same_outcome]
         reasons = _reasons(change.fields if change else {}, seen)
-        if payload and not seen:  # every task reads the payload; named where nothing else is
-            reasons.append(payload)
+        if not seen:
+            if nearest is None:
+                nearest = _nearest_changed(differing, depends_on)
+            far = sorted(nearest.get(difference.task, ()))
+            if far:
+                reasons.append(f"ancestor {', '.join(far)} differ" + "s" * (len(far) == 1)
+                               + " (read through context.results)")  # fmt: skip
+            elif payload:  # every task reads the payload; named where nothing else is
+                reasons.append(payload)
         quiet = [d.task for d in deps if d.same_outcome]
         if not reasons and quiet:
             reasons.append(f"nothing it reads differs: upstream {', '.join(quiet)} had other "
                            "inputs but the same outcome and output")  # fmt: skip
         explained.append(replace(difference, cause="; ".join(reasons)))
     return explained
+
+
+def _changed_outcome(difference: TaskDivergence | None) -> bool:
+    """What a dependent can read of the task differs: its status or output (or it is new)."""
+    return (
+        difference is not None
+        and difference.kind not in ("attempts", "renamed")
+        and (not difference.same_outcome)
+    )
+
+
+def _nearest_changed(
+    differing: Mapping[str, TaskDivergence], depends_on: Mapping[str, Sequence[str]]
+) -> dict[str, frozenset[str]]:
+    """Each task's nearest ancestors whose outcome differs (one pass in dependency order:
+    linear in the graph, where a search per task would be quadratic on a long chain)."""
+    nearest: dict[str, frozenset[str]] = {}
+    empty: frozenset[str] = frozenset()
+    for task in graphlib.TopologicalSorter(depends_on).static_order():
+        found: frozenset[str] = empty
+        for dep in depends_on.get(task, ()):
+            near = frozenset((dep,)) if _changed_outcome(differing.get(dep)) else nearest[dep]
+            found = found | near if found else near
+        nearest[task] = found
+    return nearest
 
 
 def _reasons(own: Mapping[str, Any], deps: Sequence[TaskDivergence]) -> list[str]:

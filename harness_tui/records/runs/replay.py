@@ -8,9 +8,11 @@ from dataclasses import dataclass
 
 from ...engine.capture import UNATTRIBUTED
 from ...engine.driver import Driver
-from ...engine.events import Status, TraceEvent
+from ...engine.events import RunStatus, Status, TraceEvent
+from ...engine.graph import TaskGraph, Trigger
 from ...engine.orchestrator import Run, TaskOrchestrator
 from ...engine.recorded import RecordedExecutor
+from ...engine.scheduler import Plan
 from ..export import RunRecord
 from .divergence import TraceDiff, trace_diff
 
@@ -108,10 +110,24 @@ def replay_run(record: RunRecord) -> Run:
     # A task cancelled before it started where the replay would start it: the user stopped
     # the run between two tasks (nothing else in the trace says so).
     unstarted = {e.task for e in record.events if e.status is Status.CANCELLED and not e.attempt}
-    runs[0].stop_before([s.index for s in runs[0].plan.steps if s.task in unstarted])
+    positions = [s.index for s in runs[0].plan.steps if s.task in unstarted]
+    if not positions and record.status == RunStatus.CANCELLED:
+        positions = [_stopped_after_the_work(runs[0].plan, workflow.graph)]
+    runs[0].stop_before(positions)
     # The run-level log has no place in the trace: it is shown from the start.
     runs[0].load_logs({k: v for k, v in record.logs.items() if k == UNATTRIBUTED})
     return runs[0]
+
+
+def _stopped_after_the_work(plan: Plan, graph: TaskGraph) -> int:
+    """Where a run the user stopped, whose trace cancelled nothing, was stopped: the stop
+    came while its last task ran (which finished all the same), so everything after it in
+    the plan is an ``all_done`` cleanup, which runs after a stop too. The replay stops before
+    the first of those cleanups (or at the end), so that it ends ``cancelled`` as recorded."""
+    position = len(plan)
+    while position and graph.nodes[plan.names[position - 1]].trigger is Trigger.ALL_DONE:
+        position -= 1
+    return position
 
 
 def replay(record: RunRecord) -> ReplayReport:

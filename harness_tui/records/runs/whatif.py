@@ -132,7 +132,9 @@ def patch_workflow(workflow: Workflow, overrides: Iterable[Override],
             "its code and give --workflow FILE.py:factory"
         )
     try:
-        data = compose(workflow.source).data
+        # Through JSON text, so that what YAML aliases share is copied apart: a parameter
+        # set on one task must not reach another whose with: is the same *alias.
+        data = json.loads(json.dumps(compose(workflow.source).data))
     except YamlSyntaxError as exc:  # it parsed once: only a changed limit gets here
         raise OverrideError(f"{params[0].option}: the workflow cannot be read: {exc}") from None
     patched = []

@@ -39,7 +39,7 @@ from ...engine.capture import UNATTRIBUTED, AttemptLog
 from ...engine.clock import Clock
 from ...engine.events import Status, TraceEvent
 from ...engine.orchestrator import RetiredStep, Run, TaskOrchestrator
-from ...engine.recorded_calls import Exchange
+from ...engine.recorded_calls import SECRET_HEADERS, CallMode, CallSession, Exchange
 from ...engine.resume import ResumeError
 from ...workflow.errors import WorkflowError
 from ...workflow.loader import Workflow, parse_workflow
@@ -160,6 +160,59 @@ class StoredRun:
     forked_from: tuple[str, str] | None = None
     recordings: dict[tuple[str, int], list[Exchange]] = field(default_factory=dict)
     overrides: tuple[Override, ...] = ()
+    recording: Recorded | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """How a stored run records its calls (``runs.recording``, schema 10)."""
+
+    volatile: tuple[str, ...] = ()
+    secret_headers: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, run: Run) -> Recorded | None:
+        """How ``run`` records its calls; None when it records nothing."""
+        calls = run.context.calls
+        if calls is None or not calls.record:
+            return None
+        return cls(calls.volatile_paths, tuple(sorted(calls.secret_headers - SECRET_HEADERS)))
+
+    def to_text(self) -> str:
+        return json.dumps({"volatile": list(self.volatile),
+                           "secret_headers": list(self.secret_headers)})  # fmt: skip
+
+    @classmethod
+    def from_text(cls, text: str | None, run_id: str) -> Recorded | None:
+        """The stored column read back.
+
+        Raises:
+            StoreError: it is not what :meth:`to_text` writes (one line).
+        """
+        if text is None:
+            return None
+        try:
+            data = json.loads(text)
+            volatile, secret = data["volatile"], data["secret_headers"]
+            if not isinstance(volatile, list) or not isinstance(secret, list):
+                raise ValueError("not lists")
+            found = cls(tuple(volatile), tuple(secret))
+            if not all(isinstance(v, str) for v in (*found.volatile, *found.secret_headers)):
+                raise ValueError("not text")
+            found.session()  # its volatile paths are read
+        except (ValueError, TypeError, KeyError, RecursionError):
+            raise StoreError(f"run {run_id}: how it records its calls is damaged") from None
+        return found
+
+    def session(self) -> CallSession:
+        """A session recording further attempts as the run recorded the first ones.
+
+        Raises:
+            ValueError: a volatile path cannot be read.
+        """
+        return CallSession(
+            CallMode.LIVE, volatile=self.volatile, secret_headers=self.secret_headers
+        )
 
 
 def _stored_workflow(
@@ -400,13 +453,14 @@ class RunStore:
         wall = run.clock.wall()
         run_id = run_id or new_run_id()
         base = str(Path(workflow.path).resolve().parent) if workflow.path != "<string>" else None
+        recorded = Recorded.of(run)
         with self._transaction() as db:
             db.execute(
                 "INSERT INTO runs (id, workflow_name, workflow_path, workflow_base, "
                 "workflow_source, workflow_digest, payload_text, payload_digest, plan_digest, "
                 "tasks_total, status, started_at, updated_at, lease_owner, lease_until, "
-                "forked_from, overrides) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "forked_from, overrides, recording) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     run_id,
                     workflow.name,
@@ -425,6 +479,7 @@ class RunStore:
                     time.time() + LEASE_SECONDS,
                     None if forked_from is None else json.dumps(list(forked_from)),
                     json.dumps(list(overrides)) if overrides else None,
+                    None if recorded is None else recorded.to_text(),
                 ),
             )
         self.attach(run, run_id, on_error)
@@ -628,8 +683,8 @@ class RunStore:
         with self._guard(f"cannot read run {run_id}"):
             row = self._db.execute(
                 "SELECT workflow_path, workflow_base, workflow_source, payload_text, status, "
-                f"{TASKS_DONE}, tasks_total, lease_owner, lease_until, forked_from, overrides "
-                "FROM runs WHERE id = ?",
+                f"{TASKS_DONE}, tasks_total, lease_owner, lease_until, forked_from, overrides, "
+                "recording FROM runs WHERE id = ?",
                 (run_id,),
             ).fetchone()
             if row is None:
@@ -637,12 +692,13 @@ class RunStore:
             _typed(
                 row,
                 "workflow_path workflow_base workflow_source payload_text status tasks_done "
-                "tasks_total lease_owner lease_until forked_from overrides",
+                "tasks_total lease_owner lease_until forked_from overrides recording",
                 (_TEXT, _OPTIONAL_TEXT, _TEXT, _TEXT, _TEXT, _NUMBER, _INTEGER, _OPTIONAL_TEXT,
-                 _OPTIONAL_NUMBER, _OPTIONAL_TEXT, _OPTIONAL_TEXT),
+                 _OPTIONAL_NUMBER, _OPTIONAL_TEXT, _OPTIONAL_TEXT, _OPTIONAL_TEXT),
                 run_id,
             )  # fmt: skip
-            path, base, source, payload_text, status, done, total, owner, until, fork, changes = row
+            (path, base, source, payload_text, status, done, total, owner, until, fork, changes,
+             recording) = row  # fmt: skip
             done = _done(done, total)
             events, outputs = self._events(run_id)
             logs = {}
@@ -661,22 +717,14 @@ class RunStore:
                 f"run {run_id}: stored workflow is invalid: {exc.problems[0]}"
             ) from None
         status = effective_status(status, owner, until)
-        forked_from = None if fork is None else _fork_of(fork)
         return StoredRun(
-            run_id,
-            workflow,
-            payload_text,
-            events,
-            outputs,
-            status,
-            done,
-            total,
-            logs,
+            run_id, workflow, payload_text, events, outputs, status, done, total, logs,
             lease_owner=owner,
-            forked_from=forked_from,
+            forked_from=None if fork is None else _fork_of(fork),
             recordings=recordings,
             overrides=stored_overrides(changes, run_id),
-        )
+            recording=Recorded.from_text(recording, run_id),
+        )  # fmt: skip
 
     def _recordings(self, run_id: str) -> dict[tuple[str, int], list[Exchange]]:
         """A run's recorded exchanges by ``(task, attempt)`` (schema 7; none before)."""
@@ -734,6 +782,8 @@ class RunStore:
             run = orchestrator.resume(payload, stored.events, stored.outputs)
         run.load_logs(stored.logs)
         run.load_recordings(stored.recordings)
+        if stored.recording is not None:  # it goes on recording as it did (secret headers)
+            run.record_calls(stored.recording.session())
         return run
 
     def resume(
@@ -804,6 +854,19 @@ class RunStore:
             ).rowcount
             if taken != 1:
                 raise StoreError(f"run {stored.id} was taken by {holder(owner)} meanwhile")
+
+    def recorded_with(self, run_id: str) -> Recorded | None:
+        """How a stored run records its calls (None: it records nothing, or no such run).
+
+        Raises:
+            StoreError: the stored value is damaged, or the store cannot be read.
+        """
+        with self._guard(f"cannot read run {run_id}"):
+            row = self._db.execute("SELECT recording FROM runs WHERE id = ?", (run_id,)).fetchone()
+        if row is None:
+            return None
+        _typed(row, "recording", (_OPTIONAL_TEXT,), run_id)
+        return Recorded.from_text(row[0], run_id)
 
     def export(self, run_id: str, redact: Iterable[str] = ()) -> RunRecord:
         """A stored run as an export (no code runs), with ``redact``'s keys redacted."""

@@ -124,6 +124,12 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE runs ADD COLUMN overrides TEXT;
     """,
+    # 10: how a run that records its calls records them, {"volatile", "secret_headers"} as
+    # JSON (the headers beside those always left out), so that resuming it records its
+    # further attempts alike: a header the user kept out stays out. NULL: it records nothing.
+    """
+    ALTER TABLE runs ADD COLUMN recording TEXT;
+    """,
 )
 """Schema migrations in order; the store's ``user_version`` counts those applied."""
 

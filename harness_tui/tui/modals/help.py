@@ -19,7 +19,8 @@ class HelpModal(ModalScreen[None]):
 
     BINDINGS = [Binding("escape,f1,q", "close", "Close", id="modal-close")]
 
-    def __init__(self, rows: Sequence[tuple[str, Action]], keymap_path: str) -> None:
+    def __init__(self, rows: Sequence[tuple[str, Action]], keymap_path: str | None) -> None:
+        """``keymap_path``: the file that remaps these keys (None: an app with no keymap)."""
         super().__init__()
         self.rows = rows
         self.keymap_path = keymap_path
@@ -27,7 +28,10 @@ class HelpModal(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-dialog", classes="dialog"):
             # Plain text: a path may hold "[".
-            title = Text("Keys — remap any of them by id in\n" + self.keymap_path)
+            title = Text(
+                "Keys" if self.keymap_path is None
+                else "Keys — remap any of them by id in\n" + self.keymap_path
+            )  # fmt: skip
             yield Label(title, classes="dialog-title")
             width = max((len(action.label) for _, action in self.rows), default=0)
             lines = [

@@ -4,6 +4,7 @@ first, the JSON checked in one line."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -14,6 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Label, TextArea
 
 from ...engine.untrusted import json_visible
+from ...workflow.limits import current
 from ...workflow.payload import PayloadError, editable_text, parse_payload
 from ..sanitize import inert
 
@@ -50,6 +52,13 @@ class OutputModal(ModalScreen[Any]):
         self.check = check
         self.title_text = title
         self.plan = plan
+        self.note = ""
+        limit = current().payload_bytes
+        size = len(json.dumps(output, ensure_ascii=False, separators=(",", ":")).encode())
+        if size > limit:  # no edit of it could apply, and the editor would take minutes
+            self.note = (f"The {what} now is {size:,} bytes of JSON, past the {limit:,} an edited "
+                         f"{what} may hold: write another.")  # fmt: skip
+            output = None
         # As the payload editor: C1 and bidi controls escaped, the same JSON value.
         self.initial = json_visible(editable_text(output))
 
@@ -63,7 +72,7 @@ class OutputModal(ModalScreen[Any]):
             yield TextArea(
                 self.initial, language="json", id="output-editor", show_line_numbers=True
             )
-            yield Label("", id="output-error")
+            yield Label(inert(self.note), id="output-error")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Apply", variant="primary", id="output-apply")
                 yield Button("Cancel", id="output-cancel")

@@ -12,8 +12,21 @@ from typing import ClassVar
 
 from textual import events
 from textual.screen import Screen
+from textual.widgets import Footer
 
 from ..actions import Action
+
+NARROW_FOOTER = 100
+"""Below this many columns the footer is compact, without the palette's hint."""
+
+
+def fit_footer(footer: Footer, width: int) -> None:
+    """Under :data:`NARROW_FOOTER` columns the full footer would cut "f1 Help" and "Quit" (the
+    app's keys come last): keys closer together, and the palette's hint left to the F1 list."""
+    narrow = width < NARROW_FOOTER
+    if footer.compact != narrow:
+        footer.compact, footer.show_command_palette = narrow, not narrow
+        footer.refresh(recompose=True)
 
 
 class ActingScreen(Screen[None]):

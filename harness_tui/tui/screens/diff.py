@@ -4,15 +4,17 @@ marked; the inspector shows the field-level changes of the selected task."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import DataTable, Footer, Input, Label, Static
+from textual.widget import Widget
+from textual.widgets import DataTable, Footer, Input, Label
 
 from ...engine.diff import MARKERS, DiffKind, PlanDiff
 from ...engine.scheduler import PlanStep
@@ -28,7 +30,7 @@ from ..sanitize import shown
 from ..widgets.dag_view import DagView
 from ..widgets.inspector import Inspector
 from ..widgets.status_styles import role_colour
-from .acting import ActingScreen
+from .acting import ActingScreen, fit_footer
 from .workbench_host import Workbench
 
 
@@ -55,7 +57,7 @@ class DiffScreen(ActingScreen):
         self.runs = None if runs is None else {d.task: d for d in runs}
 
     def compose(self) -> ComposeResult:
-        yield Static(self._title(), id="diff-title")
+        yield DiffTitle(str(self.old.path), str(self.new.path), self._summary(), id="diff-title")
         with Vertical(id="diff-panes"):
             with Horizontal(id="diff-top"):
                 yield DataTable(id="diff-rows", cursor_type="row", zebra_stripes=True)
@@ -64,18 +66,15 @@ class DiffScreen(ActingScreen):
                 yield Inspector(id="diff-inspector")
         yield Footer()
 
-    def _title(self) -> Text:
-        text = Text()
-        text.append(" DIFF ", style="bold reverse")
-        text.append(f"  {shown(self.old.path)}  →  {shown(self.new.path)}   ")
-        text.append(
-            self.diff.summary_line() if not self.diff.identical else "plans identical", style="bold"
-        )
+    def _summary(self) -> str:
+        summary = self.diff.summary_line() if not self.diff.identical else "plans identical"
         if self.runs is not None:
             count = len(self.runs)
-            summary = f"runs: {count_tasks(count)}" if count else "runs agree task by task"
-            text.append(f" · {summary}", style="bold")
-        return text
+            summary += f" · runs: {count_tasks(count)}" if count else " · runs agree task by task"
+        return summary
+
+    def on_resize(self, event: events.Resize) -> None:
+        fit_footer(self.query_one(Footer), event.size.width)
 
     def on_mount(self) -> None:
         variables = self.app.get_css_variables()
@@ -83,9 +82,9 @@ class DiffScreen(ActingScreen):
         table.border_title = "old plan │ new plan"
         for key, label in (
             ("m", " "),
-            ("old", f"old: {self.old.path}"),
+            ("old", "old"),  # the paths are in the title: a long one would widen the column
             ("m2", " "),
-            ("new", f"new: {self.new.path}"),
+            ("new", "new"),
             *((("run", "run"),) if self.runs is not None else ()),
         ):
             table.add_column(Text(shown(label)), key=key)
@@ -114,10 +113,17 @@ class DiffScreen(ActingScreen):
         )
         dag.show(routing, depends, dependents)
         self.query_one(Inspector).border_title = "changes"
-        changes = plan.changes()
-        if changes:
-            self._show_change(changes[0].task)
+        stops = self._stops()
+        if stops:
+            self._show_change(self.diff.rows[stops[0]].task)
         table.focus()
+
+    def _stops(self) -> list[int]:
+        """The rows ``n`` and ``N`` go to: a task the plans change, or one whose run differs
+        (two runs of one plan differ in their runs only)."""
+        runs = self.runs or {}
+        return [i for i, row in enumerate(self.diff.rows)
+                if row.kind is not DiffKind.UNCHANGED or row.task in runs]  # fmt: skip
 
     def _row_of(self, task: str) -> int:
         for i, row in enumerate(self.diff.rows):
@@ -151,14 +157,14 @@ class DiffScreen(ActingScreen):
 
     def _jump(self, step: int) -> None:
         table = self.query_one("#diff-rows", DataTable)
-        rows = self.diff.rows
-        index = table.cursor_row
-        for _ in range(len(rows)):
-            index = (index + step) % len(rows)
-            if rows[index].kind is not DiffKind.UNCHANGED:
-                table.move_cursor(row=index)
-                return
-        self.notify("no changes", title="Diff")
+        stops = self._stops()
+        if not stops:
+            self.notify("no changes", title="Diff")
+            return
+        at = table.cursor_row
+        ahead = [i for i in stops if (i - at) * step > 0]
+        nearest = min(ahead, key=lambda i: abs(i - at)) if ahead else None
+        table.move_cursor(row=nearest if nearest is not None else stops[0 if step > 0 else -1])
 
     def action_next_change(self) -> None:
         self._jump(1)
@@ -175,6 +181,40 @@ class DiffScreen(ActingScreen):
             self.app.pop_screen()
         else:
             self.app.exit()
+
+
+class DiffTitle(Widget):
+    """``DIFF  old → new  summary`` on one line: the summary always shows; the paths shrink
+    to their file names (one, when both are the same file), then go, before it is cut."""
+
+    DEFAULT_CSS = """
+    DiffTitle { height: 1; background: $panel; padding: 0 1; }
+    """
+
+    def __init__(self, old: str, new: str, summary: str, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.old, self.new, self.summary = old, new, summary
+
+    def render(self) -> Text:
+        return diff_title(self.old, self.new, self.summary, self.content_size.width)
+
+
+def diff_title(old: str, new: str, summary: str, width: int) -> Text:
+    """The diff screen's title in ``width`` cells (see :class:`DiffTitle`)."""
+    old_name, new_name = PurePath(old).name, PurePath(new).name
+    for paths in (
+        f"{old}  →  {new}",
+        f"{old_name}  →  {new_name}" if old != new else old_name,
+        "",
+    ):
+        text = Text()
+        text.append(" DIFF ", style="bold reverse")
+        text.append(f"  {shown(paths)}  " if paths else "  ")
+        text.append(summary, style="bold")
+        if text.cell_len <= width:
+            return text
+    text.truncate(max(width, 1), overflow="ellipsis")
+    return text
 
 
 def record_diff_screen(old: RunRecord, new: RunRecord) -> DiffScreen:

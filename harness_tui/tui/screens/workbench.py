@@ -31,15 +31,12 @@ from ..widgets.inspector import Inspector
 from ..widgets.run_header import RunHeader
 from ..widgets.run_panes import RunPanes
 from ..widgets.trace_panel import TracePanel
-from .acting import ActingScreen
+from .acting import ActingScreen, fit_footer
 from .calls import AnswerEdit
 from .workbench_files import FileActions, Opener
 from .workbench_host import NoticeBoard
 from .workbench_run import RunActions
 from .workbench_views import ViewActions
-
-NARROW_FOOTER = 100
-"""Below this many columns the footer is compact, without the palette's hint."""
 
 LEAVE_SECONDS = 3.0
 """On quit, how long a run going on may take to reach a pause before it is left to its lease."""
@@ -118,13 +115,7 @@ class WorkbenchScreen(ActingScreen):
                 self.act("open-file")
 
     def on_resize(self, event: events.Resize) -> None:
-        # Under 100 columns the full footer would cut "f1 Help" and "Quit" (the app's keys
-        # come last): keys closer together, and the palette's hint left to the F1 list.
-        footer = self.query_one(Footer)
-        narrow = event.size.width < NARROW_FOOTER
-        if footer.compact != narrow:
-            footer.compact, footer.show_command_palette = narrow, not narrow
-            footer.refresh(recompose=True)
+        fit_footer(self.query_one(Footer), event.size.width)
 
     def on_unmount(self) -> None:
         # A run left unfinished is marked abandoned (resumable); one going on is paused first

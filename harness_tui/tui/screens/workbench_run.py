@@ -497,7 +497,8 @@ class RunActions:
             severity="error" if failed else "information",
         )
         session = self.controller.session
-        if session is not None and session.compared_with is not None:  # a what-if fork ended
+        # A what-if fork ended (not the run it replaced, whose end is said after the fork began).
+        if session is not None and session.compared_with is not None and update.run is session.run:
             before, session.compared_with = session.compared_with, None
             try:
                 diff = record_diff_screen(before, session.export_record())
