@@ -489,8 +489,11 @@ class Run:
                 if final is Status.CANCELLED:
                     self._user_stopped = self._stopping = True
                 elif final in FAILURE_STATUSES and self.orchestrator.on_failure is OnFailure.STOP:
+                    # A user's stop during this very step (a run held at the failed attempt)
+                    # is the same stop, not a second one: cleanups still run.
+                    if not self.context.cancelled.is_set():
+                        self._stops += 1
                     self._stopping = True
-                    self._stops += 1
                 if self._stopping:
                     self._wind_down(run_cleanup=False)
         if self._cursor >= self._total and self.status not in _DONE:

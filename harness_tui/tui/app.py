@@ -94,6 +94,7 @@ class HarnessApp(App[None]):
         self.browse = browse
         self._keyed: dict[str, Notification] = {}
         self._waiting: list[Notification] = []
+        self._forgotten: set[str] = set()  # identities of keyed notifications still posted
         self.workbench: WorkbenchScreen | None = None
         """The workbench screen (kept after the app exits: its run may still have output)."""
 
@@ -241,9 +242,20 @@ class HarnessApp(App[None]):
     def _on_notify(self, event: Notify) -> None:
         # Decided when the message arrives, not when it was sent: a dialog may have opened
         # in between. Otherwise Textual's own handler (the base class's) shows it.
-        if isinstance(self._top(), ModalScreen):
+        if event.notification.identity in self._forgotten:  # forgotten while on its way
+            self._forgotten.discard(event.notification.identity)
+            event.prevent_default()
+        elif isinstance(self._top(), ModalScreen):
             event.prevent_default()
             self._waiting.append(event.notification)
+
+    def _unnotify(self, notification: Notification, refresh: bool = True) -> None:
+        """Textual's own, then the screen on top painted again: a toast that expired on a
+        screen come back to (the run browser after a run) was otherwise left drawn over it
+        in a real terminal until what was under it changed (tests/tui/test_browser_tmux.py)."""
+        super()._unnotify(notification, refresh)
+        if self.screen_stack:
+            self.screen_stack[-1].refresh()
 
     def forget(self, key: str) -> None:
         """Take away the notification of ``key`` (shown or waiting), if any."""
@@ -252,9 +264,11 @@ class HarnessApp(App[None]):
             return
         if notification in self._waiting:
             self._waiting.remove(notification)
-        if notification in self._notifications:
+        elif notification in self._notifications:
             del self._notifications[notification]
             self._refresh_notifications()
+        else:  # posted, not yet shown (a dialog's closing posts what waited): never shown
+            self._forgotten.add(notification.identity)
 
     def _top(self) -> Screen[object] | None:
         return self.screen_stack[-1] if self.screen_stack else None

@@ -65,9 +65,10 @@ STYLES = {
 
 @dataclass(frozen=True, slots=True)
 class CallRow:
-    """One exchange as a row of a list: every field made visible."""
+    """One exchange as a row of a list: every field made visible. ``number`` is its place in
+    the attempt's one sequence from 1, as ``rerun --set-answer TASK#ATTEMPT:N`` numbers it."""
 
-    seq: int
+    number: int
     method: str
     target: str
     status: str
@@ -118,7 +119,7 @@ def call_row(exchange: Exchange) -> CallRow:
         size = sum(len(chunk) for chunk in exchange.chunks)
     failed = exchange.error is not None or (exchange.status or 0) >= 400
     return CallRow(
-        exchange.seq,
+        exchange.seq + 1,
         visible(exchange.method[:16]),
         visible(exchange.url[:LINE_CHARS]),
         status_text(exchange),
@@ -129,9 +130,9 @@ def call_row(exchange: Exchange) -> CallRow:
 
 
 def summary_line(exchange: Exchange) -> str:
-    """``#0 POST http://host/v1/chat/completions · 200 · 1.2 kB · 21 ms`` (visible)."""
+    """``#1 POST http://host/v1/chat/completions · 200 · 1.2 kB · 21 ms`` (visible)."""
     row = call_row(exchange)
-    return f"#{row.seq} {row.method} {row.target} · {row.status} · {row.size} · {row.duration}"
+    return f"#{row.number} {row.method} {row.target} · {row.status} · {row.size} · {row.duration}"
 
 
 # -- bodies ------------------------------------------------------------------------------
@@ -305,7 +306,7 @@ def exchange_text(exchange: Exchange) -> Text:
     """The whole exchange, readable: what was asked, what answered it, then the headers."""
     out = _Writer()
     row = call_row(exchange)
-    out.text.append(f"#{row.seq} ", STYLES["title"])
+    out.text.append(f"#{row.number} ", STYLES["title"])
     out.data(f"{exchange.method} {exchange.url}", "title")
     out.text.append("\n")
     facts = [row.status, row.size, row.duration]

@@ -221,6 +221,12 @@ class RunController:
         return None if self.session is None else self.session.live.driver.held
 
     @property
+    def executing(self) -> bool:
+        """A drive is in progress and not held (a held run waits for the user: it executes
+        nothing until released)."""
+        return self.driving and self.held is None
+
+    @property
     def busy(self) -> bool:
         """An intent is in progress."""
         return self._current is not None
@@ -301,6 +307,17 @@ class RunController:
         self.session.live.driver.cancel()
         return running
 
+    def stop_to_end(self) -> TraceEvent | None:
+        """Stop the run as :meth:`stop` does, then drive it to its end before any intent
+        submitted after this: its ``all_done`` cleanups run (a drive that was one step, or
+        was held, would otherwise leave them to a next step that never comes). For what
+        replaces the run on screen (a restart, a re-run, a what-if)."""
+        running = self.stop()
+        session = self.session
+        if session is not None and not session.run.finished:
+            self.submit("wind down", lambda: self._begin_drive(single=False))
+        return running
+
     # -- the drive --------------------------------------------------------------------------
 
     def _begin_drive(self, single: bool) -> bool:
@@ -323,7 +340,7 @@ class RunController:
         """The drive's body, in its own thread: step once or continue."""
         run = session.run
         driver = session.live.driver
-        driver.breakpoints = session.breakpoints
+        driver.breakpoints = session.stops_at
         driver.hold_attempts = True
         driver.on_hold = lambda event: self.publish(Held(len(run.events), event))
         driver.on_events = lambda _batch: self.publish(EventsRecorded(len(run.events)))

@@ -9,7 +9,7 @@ tables read it. What moves a run (intents, the drive, hold, pause, stop) is the
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import InitVar, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -52,6 +52,25 @@ class OpenError(HarnessError):
         super().__init__("\n".join(lines))
 
 
+class StopsAt(Collection[str]):
+    """The breakpoints a drive stops before: the user's, less the tasks the run replays (a
+    what-if fork's kept tasks run no code: there is nothing to stop before). A view, so that
+    a breakpoint toggled during a drive counts at once."""
+
+    def __init__(self, breakpoints: set[str], kept: frozenset[str]) -> None:
+        self.breakpoints = breakpoints
+        self.kept = kept
+
+    def __contains__(self, task: object) -> bool:
+        return task in self.breakpoints and task not in self.kept
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([task for task in list(self.breakpoints) if task not in self.kept])
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
 @dataclass
 class Session:
     """One open workflow (live) or run export (replay) and its current run."""
@@ -65,6 +84,7 @@ class Session:
 
     def __post_init__(self, resumed: LiveRun | None) -> None:
         self.breakpoints: set[str] = set()
+        self.kept: frozenset[str] = frozenset()  # a fork's tasks replayed from its record
         self._break_on_failure = False
         self.view_seq: int | None = None  # None: the live end of the trace
         self.delivered = 0  # events the UI has been told about
@@ -156,6 +176,7 @@ class Session:
         """Leave the current run behind (the store marks it abandoned) and start afresh."""
         self.live.abandon()
         self.compared_with = None
+        self.kept = frozenset()
         self.live = self._new_live()
         self.live.driver.break_on_failure = self._break_on_failure
 
@@ -250,6 +271,7 @@ class Session:
         self.view_seq, self.delivered = None, 0
         self._in_flight = frozenset()
         self.live = LiveRun.fork(fork, self._live_settings(), calls=answering)
+        self.kept = fork.kept
         self.live.run.set_workers(self.settings.workers)
         self.live.driver.break_on_failure = self._break_on_failure
         return fork
@@ -297,6 +319,11 @@ class Session:
         self.payload = payload
         self._routing = None
         self._replace_run()
+
+    @property
+    def stops_at(self) -> StopsAt:
+        """The breakpoints a drive of the run on screen stops before (see :class:`StopsAt`)."""
+        return StopsAt(self.breakpoints, self.kept)
 
     def toggle_breakpoint(self, task: str) -> bool:
         """Add or remove a breakpoint; True if it is now set."""

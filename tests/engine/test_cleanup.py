@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from harness_tui.engine.clock import FakeClock
-from harness_tui.engine.events import RunStatus
+from harness_tui.engine.events import RunStatus, Status
 from harness_tui.engine.graph import TaskGraph, TaskNode, Trigger
 from harness_tui.engine.orchestrator import TaskOrchestrator
 from harness_tui.executors.threads import ThreadExecutor
@@ -85,6 +85,18 @@ def test_a_second_stop_cancels_the_cleanup_too() -> None:
     release.set()
     assert run.status is RunStatus.CANCELLED
     assert finals(run)["cleanup"] == "cancelled"
+
+
+def test_a_stop_at_the_final_failure_itself_is_one_stop_and_the_cleanup_runs() -> None:
+    """The workbench holds a run at a failed attempt; stopping it there (to re-run it) stops
+    the run once, as the failure does: the cleanup still runs."""
+    run = pipeline(boom, clock=FakeClock()).start(PAYLOAD)
+    run.add_listener(
+        lambda e: run.cancel() if (e.task, e.status) == ("deploy", Status.FAILED) else None
+    )
+    run.run_to_end()
+    assert run.status is RunStatus.FAILED
+    assert finals(run)["deploy"] == "failed" and finals(run)["cleanup"] == "succeeded"
 
 
 def test_a_1_0_export_replays_under_the_old_rule() -> None:

@@ -68,7 +68,7 @@ async def test_the_inspector_lists_the_calls_and_C_reads_a_streamed_answer_as_on
         assert isinstance(calls, CallsShown)
         assert (calls.task, calls.attempt, calls.count) == ("reply", 1, 1)
         ((seq, line),) = calls.lines
-        assert seq == 0 and line.startswith("#0 POST http://127.0.0.1:")
+        assert seq == 0 and line.startswith("#1 POST http://127.0.0.1:")  # from 1, as --set-answer
         assert "/v1/chat/completions · 200 · " in line and line.endswith(" ms")
         await pilot.press("C")
         await pilot.pause()
@@ -242,7 +242,7 @@ async def test_a_thousand_calls_open_drawing_only_the_rows_in_view(tmp_path: Pat
         assert 0 < len(table._rows) < 30  # the rows on screen, not a thousand
         await pilot.press("end")
         await pilot.pause()
-        assert table.cursor_row == 999 and "#999 POST" in _detail(app)
+        assert table.cursor_row == 999 and "#1000 POST" in _detail(app)
         assert len(table._rows) < 60
 
 

@@ -240,3 +240,44 @@ async def test_F_picks_a_task_and_asks_before_re_running_it(
         await pilot.pause()
         assert app.screen is workbench_screen and workbench_screen.session is not None
         assert workbench_screen.session.replay
+
+
+def test_took_is_in_whole_seconds_as_the_store_keeps_them() -> None:
+    from harness_tui.tui.screens.run_browser import duration_text
+
+    assert [duration_text(s) for s in (0.0, 0.65, 1.0, 12.0, 90.0)] == [
+        "< 1 s", "< 1 s", "1 s", "12 s", "1 min 30 s"
+    ]  # fmt: skip
+
+
+async def test_at_80x24_every_id_is_whole_even_beside_a_long_workflow_name(
+    store: tuple[Path, dict[str, str]],
+) -> None:
+    from harness_tui.engine.clock import FakeClock
+    from harness_tui.records.runs.live import LiveRun
+    from harness_tui.records.runs.settings import RunSettings
+    from harness_tui.workflow.loader import parse_workflow
+
+    from ..records.mixed_store import GREET
+
+    path, ids = store
+    long_name = "nightly_customer_ticket_triage_with_a_very_long_descriptive_name"
+    workflow = parse_workflow(GREET.replace("name: greet", f"name: {long_name}"))
+    with RunStore(path) as opened:
+        live = LiveRun.start(
+            workflow, workflow.payload, RunSettings(store=opened, clock=FakeClock())
+        )
+        live.drive()
+    app = make_app(None, store_path=str(path), browse=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        table = browser(app).table
+        lines = [table.render_line(y).text for y in range(6)]
+        assert "digest" in lines[0] and lines[0].rstrip().endswith("id")
+        shown = [row.id for row in browser(app).browser.rows]
+        assert set(ids.values()) < set(shown) and len(shown) == 5
+        for run_id, line in zip(shown, lines[1:], strict=True):
+            assert run_id in line  # whole: resume and rerun need it
+        assert any(long_name[:6] in line and "…" in line for line in lines[1:])
+        title = str(browser(app).query_one("#browser-title").render())
+        assert title.rstrip().endswith("enter opens a run")  # no dangling ·

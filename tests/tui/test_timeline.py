@@ -110,3 +110,24 @@ async def test_t_opens_the_timeline_live_and_from_a_recorded_export(tmp_path: Pa
         await pilot.pause()
         drawn = str(replay.screen.query_one("#timeline-bars", Static).render())
         assert "transform" in drawn and "█" in drawn
+
+
+async def test_the_timeline_is_centred_and_its_lines_never_wrap_at_80x24(tmp_path: Path) -> None:
+    """More tasks than rows: the scrollbar that appears once they are drawn took the width
+    the lines were drawn for, and the axis label's ``s`` wrapped onto a row of its own."""
+    tasks = "".join(f"  task{i:02}: {{run: builtin:echo}}\n" for i in range(30))
+    workflow = tmp_path / "many.yaml"
+    workflow.write_text(f"name: many\ntasks:\n{tasks}")
+    app = make_app(workflow)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("c")
+        await settle(pilot)
+        await pilot.press("T")
+        await pilot.pause()
+        await pilot.pause()
+        bars = app.screen.query_one("#timeline-bars", Static)
+        assert bars.render_line(1).text.startswith("task")  # the axis on one line
+        assert bars.virtual_size.height == 32  # the axis, a row per task, the last newline
+        assert bars.render_line(0).text.rstrip().endswith(" s")
+        dialog = app.screen.query_one("#timeline-dialog").region
+        assert abs(dialog.x - (80 - dialog.right)) <= 1

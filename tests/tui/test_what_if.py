@@ -132,9 +132,13 @@ async def test_mark_a_failed_task_done_and_continue(
 async def test_mark_done_while_held_at_the_failure_stops_the_run_and_continues_the_fork(
     agent: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from harness_tui.tui.modals.confirm import ConfirmModal
-
+    """A held run executes nothing: no question; it is stopped as ``s`` stops it (its
+    ``all_done`` cleanup runs, docs/workflows.md) before the fork continues."""
     monkeypatch.setenv("WI_TUI_FAIL", "1")
+    agent.write_text(
+        WORKFLOW.replace("on_failure: continue", "on_failure: stop")
+        + "  tidy: {run: 'builtin:echo', depends_on: [summarize], trigger: all_done}\n"
+    )
     app = make_app(agent)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("f", "c")  # break on failure: held at summarize's failed attempt
@@ -148,12 +152,13 @@ async def test_mark_done_while_held_at_the_failure_stops_the_run_and_continues_t
         await pilot.pause()
         app.screen.query_one(TextArea).text = '{"summary": "done by hand"}'
         await pilot.press("ctrl+s")
-        await pilot.pause()
-        assert isinstance(app.screen, ConfirmModal)  # a run is executing: asked first
-        await pilot.press("y")
         await settle(pilot)
         await settle(pilot)
-        assert failed_run.finished and failed_run.status.value != "succeeded"
+        assert failed_run.finished and failed_run.status.value == "failed"
+        titles = [n.title for n in app._notifications]
+        assert "Held at a failed attempt" not in titles, titles  # the hold has ended
+        assert failed_run.task_status("tidy").value == "succeeded"
+        assert failed_run.task_status("report").value == "cancelled"
         assert screen.session is not None and screen.session.run is not failed_run
         assert screen.session.run.status.value == "succeeded"
         assert screen.session.run.results["report"] == "REPORT done by hand"
@@ -244,7 +249,7 @@ async def test_e_in_the_calls_view_edits_a_recorded_answer_and_reruns_offline(
         modal = app.screen
         assert isinstance(modal, OutputModal)
         plan = str(modal.query_one("#output-plan", Label).render())
-        assert "Call #0 of reply's attempt 1 answers with what you write" in plan
+        assert "Call #1 of reply's attempt 1 answers with what you write" in plan
         assert "Re-runs: reply. Keep what they did: classify." in plan
         assert "data: " in modal.query_one(TextArea).text  # the streamed answer, as text
         modal.query_one(TextArea).text = json.dumps(edited)
@@ -264,6 +269,9 @@ async def test_e_in_the_calls_view_edits_a_recorded_answer_and_reruns_offline(
         assert {task: d.cause for task, d in diff.runs.items()} == {
             "reply": "recorded answer 1 of attempt 1 edited by the user"
         }
+        # The replay's end, said before the dialogs, was of a run replaced since: one said.
+        said = [n.title for n in app._notifications]
+        assert said.count("Run finished") == 1, said
 
 
 async def test_w_gives_a_task_other_parameters_and_reruns_it_and_what_follows(
@@ -301,6 +309,29 @@ async def test_w_gives_a_task_other_parameters_and_reruns_it_and_what_follows(
             "summarize": 'set by the user: with.style: "long" -> "short"',
             "report": "upstream summarize differs",  # other inputs, the same output
         }
+
+
+async def test_a_fork_passes_breakpoints_on_the_tasks_it_keeps(agent: Path) -> None:
+    """Kept tasks are replayed, not run: a breakpoint on one does not stop the fork (side is
+    kept and planned after report, the task re-run)."""
+    app = make_app(agent)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("c")
+        await settle(pilot)
+        screen = workbench(app)
+        screen._select("side")
+        await pilot.press("b")
+        screen._select("summarize")
+        await pilot.press("E")
+        await pilot.pause()
+        app.screen.query_one(TextArea).text = '{"summary": "by hand"}'
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        await settle(pilot)
+        session = screen.session
+        assert session is not None and session.breakpoints == {"side"}
+        assert session.run.status.value == "succeeded"
+        assert isinstance(app.screen, DiffScreen)
 
 
 async def test_an_output_past_the_edit_limit_opens_an_empty_editor_saying_so(

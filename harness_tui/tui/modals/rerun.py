@@ -12,6 +12,7 @@ from textual.widgets import Button, Label, RadioButton, RadioSet
 from ...engine.recorded_calls import CallMode
 from ..call_modes import MODES
 from ..sanitize import inert
+from .confirm import keys_line
 
 SAYS = {
     CallMode.OFFLINE: "offline: from the recording, nothing sent (o)",
@@ -22,8 +23,8 @@ SAYS = {
 
 
 class RerunModal(ModalScreen[CallMode | None]):
-    """The mode chosen when the user runs the code (Enter on the button, or ``y``), None
-    when they cancel (escape or ``n``)."""
+    """The mode chosen when the user runs the code (``y``, or Enter: the Run button has the
+    focus, the action asked for), None when they cancel (escape or ``n``)."""
 
     BINDINGS = [
         Binding("escape,n", "cancel", "Cancel", id="rerun-cancel"),
@@ -48,12 +49,13 @@ class RerunModal(ModalScreen[CallMode | None]):
             with RadioSet(id="rerun-modes"):
                 for mode in MODES:
                     yield RadioButton(SAYS[mode], value=mode is self.mode, id=f"rerun-{mode}")
+            yield Label(keys_line("run the code", True), classes="dialog-keys")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Run the code", variant="warning", id="rerun-yes")
                 yield Button("Cancel", id="rerun-no")
 
     def on_mount(self) -> None:
-        self.query_one("#rerun-no", Button).focus()
+        self.query_one("#rerun-yes", Button).focus()
 
     def on_radio_set_changed(self, event: RadioSet.Changed) -> None:
         self.mode = MODES[event.index]

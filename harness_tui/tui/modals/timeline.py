@@ -106,7 +106,7 @@ class TimelineModal(ModalScreen[None]):
         with Vertical(id="timeline-dialog", classes="dialog"):
             yield Label(Text("Timeline — attempts over wall time", style="bold"),
                         classes="dialog-title")  # fmt: skip
-            with VerticalScroll():
+            with VerticalScroll(id="timeline-scroll"):
                 yield Static(id="timeline-bars")
             yield Label(KEYS, id="timeline-keys")
 

@@ -64,7 +64,7 @@ class CallList(LineTable):
     def cells(self, row: int) -> Sequence[Cell]:
         call = self.row(row)
         status = "bold red" if call.failed else ""
-        return [(str(call.seq), "dim"), (call.method, ""), (call.target, ""),
+        return [(str(call.number), "dim"), (call.method, ""), (call.target, ""),
                 (call.status, status), (call.size, ""), (call.duration, "")]  # fmt: skip
 
 
@@ -173,7 +173,7 @@ class CallsModal(ModalScreen[AnswerEdit | None]):
         if self.shown is None:
             return
         self.app.copy_to_clipboard(exchange_text(self.shown).plain)
-        self.notify(f"copied call #{self.shown.seq} to the clipboard")
+        self.notify(f"copied call #{self.shown.seq + 1} to the clipboard")
 
     def action_edit(self) -> None:
         if self.shown is None:

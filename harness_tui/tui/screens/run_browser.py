@@ -43,17 +43,45 @@ RUN_STATUS_ROLES: dict[str, str] = {
 
 COLUMNS = ("", "started", "workflow", "status", "took", "done", "digest", "id")
 
+NARROW = frozenset({"started"})
+"""Left out when the columns do not fit: a run's id begins with its start (UTC), and the id
+is what ``resume`` and ``rerun`` need, so it stays whole."""
+
+MIN_WORKFLOW = 8
+"""The least a workflow's name is given (cut with ``…`` past it) before a column goes."""
+
+
+def layout(widths: dict[str, int], room: int) -> tuple[tuple[str, ...], int]:
+    """The columns shown in ``room`` cells and the workflow column's width, given each
+    column's widest cell (``widths``; a cell is padded one on each side): every column when
+    they fit, else the workflow's name cut, else without :data:`NARROW`."""
+    for columns in (COLUMNS, tuple(c for c in COLUMNS if c not in NARROW)):
+        fixed = sum(widths[c] + 2 for c in columns if c != "workflow") + 2  # the name's padding
+        width = min(widths["workflow"], room - fixed)
+        if width >= MIN_WORKFLOW or width >= widths["workflow"]:
+            return columns, width
+    return columns, MIN_WORKFLOW
+
+
+def cut(text: str, width: int) -> str:
+    """``text`` in ``width`` cells: cut with ``…`` when longer."""
+    return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
+
+
 Opened = RunRecord | LiveRun | None
 """What the browser hands the app to show in a workbench: a finished run's record (replayed),
 a resumed run, or nothing (the workbench's open dialog)."""
 
 
 def duration_text(seconds: float | None) -> str:
-    """``1.5 s``, ``12 s``, ``1 min 30 s``, ``3 h 5 min``; ``-`` when unknown."""
+    """``< 1 s``, ``12 s``, ``1 min 30 s``, ``3 h 5 min``; ``-`` when unknown. Whole seconds:
+    the store's times are to the second, a decimal would be made up."""
     if seconds is None:
         return "-"
+    if seconds < 1:
+        return "< 1 s"
     if seconds < 60:
-        return f"{seconds:.1f} s" if seconds < 10 else f"{seconds:.0f} s"
+        return f"{seconds:.0f} s"
     whole = int(seconds)
     if whole < 3600:
         return f"{whole // 60} min {whole % 60} s"
@@ -89,16 +117,47 @@ class RunBrowserScreen(ActingScreen):
         yield Footer()
 
     def on_mount(self) -> None:
-        table = self.table
-        for column in COLUMNS:
-            table.add_column(column, key=column or "mark")
+        self.shown: tuple[tuple[str, int], ...] = ()  # the columns drawn, with their widths
         self.query_one("#browser-filter").display = False
         self.reload()
+
+    def on_resize(self) -> None:
+        if self.is_mounted and self.shown:
+            self._redraw(self.selected.id if self.selected else None)
+            self._show_title()
 
     def on_screen_resume(self) -> None:
         # Back from a run: its status, and perhaps the store itself, changed.
         if self.is_mounted and self.table.columns:
             self.reload()
+
+    def _layout(self) -> tuple[tuple[str, int], ...]:
+        """The columns that fit the screen now, with their widths, for the rows read so far
+        (widths given, not measured by the table: it measures after drawing, and a redraw
+        at another size would show the rows at the old widths until each was drawn again)."""
+        texts = [self._texts(row) for row in self.browser.rows]
+        widths = {c: max([len(c), *(len(t[i]) for t in texts)]) for i, c in enumerate(COLUMNS)}
+        columns, widths["workflow"] = layout(widths, self.size.width - 2)  # the scrollbar's 2
+        return tuple((column, widths[column]) for column in columns)
+
+    def _redraw(self, keep: str | None, force: bool = False) -> None:
+        """Draw the rows read so far again, in the columns that fit, when they changed (or
+        ``force``); the cursor on the run ``keep`` when it is listed."""
+        shown = self._layout()
+        if shown == self.shown and not force:
+            return
+        table = self.table
+        if shown == self.shown:  # the same columns: new columns would take a frame more
+            table.clear()
+        else:
+            self.shown = shown
+            table.clear(columns=True)
+            for column, width in shown:
+                table.add_column(column, width=width, key=column or "mark")
+        self._add_rows(self.browser.rows)
+        index = next((i for i, row in enumerate(self.browser.rows) if row.id == keep), 0)
+        if table.row_count:
+            table.move_cursor(row=index)
 
     @property
     def table(self) -> DataTable[Text | str]:
@@ -132,30 +191,34 @@ class RunBrowserScreen(ActingScreen):
             self.browser.reload()
         except HarnessError as exc:
             self.notify(str(exc), title="Run store", severity="error")
-        table = self.table
-        table.clear()
-        self._add_rows(self.browser.rows)
-        index = next((i for i, row in enumerate(self.browser.rows) if row.id == keep), 0)
-        if table.row_count:
-            table.move_cursor(row=index)
+        self._redraw(keep, force=True)
         self._show_title()
         self.refresh_bindings()
 
+    def _texts(self, row: RunRow) -> tuple[str, ...]:
+        """A row's cells as text, one per column of :data:`COLUMNS` (the name whole)."""
+        return (
+            "●" if row.id in self.browser.marks else " ",
+            row.started_at.replace("T", " ")[:16],
+            visible(row.workflow),
+            row.status,
+            duration_text(row.duration),
+            f"{row.tasks_done}/{row.tasks_total}",
+            (row.run_digest or "")[:8],
+            row.id,
+        )
+
     def _add_rows(self, rows: list[RunRow]) -> None:
         variables = self.app.get_css_variables()
+        name_width = dict(self.shown)["workflow"]
+        drawn = [COLUMNS.index(column) for column, _ in self.shown]
         for row in rows:
-            status = Text(row.status, style=role_colour(variables, RUN_STATUS_ROLES[row.status]))
-            self.table.add_row(
-                "●" if row.id in self.browser.marks else " ",
-                row.started_at.replace("T", " ")[:16],
-                Text(visible(row.workflow)),
-                status,
-                duration_text(row.duration),
-                f"{row.tasks_done}/{row.tasks_total}",
-                (row.run_digest or "")[:8],
-                row.id,
-                key=row.id,
-            )
+            texts = self._texts(row)
+            role = role_colour(variables, RUN_STATUS_ROLES[row.status])
+            cells: list[str | Text] = [*texts]
+            cells[2] = Text(cut(texts[2], name_width))
+            cells[3] = Text(row.status, style=role)
+            self.table.add_row(*(cells[i] for i in drawn), key=row.id)
 
     def _show_title(self) -> None:
         browser = self.browser
@@ -165,8 +228,17 @@ class RunBrowserScreen(ActingScreen):
         title.append(f" · {browser.describe()}")
         if browser.marks:
             title.append(f" · {len(browser.marks)} marked", style="bold")
-        # Last, as it may be cut at 80 columns: the store's path and how to open a run.
-        title.append(f" · enter opens · {shown(str(browser.where))}", style="dim")
+        # Last, as far as they fit: how to open a run, then the store's path (its end, the
+        # file's name, kept when it is cut); never a hint cut in the middle.
+        room = self.size.width - 2 - title.cell_len  # the title's padding
+        hint, where = " · enter opens a run", shown(str(browser.where))
+        if room >= len(hint):
+            title.append(hint, style="dim")
+            room -= len(hint) + 3
+            if room >= 12:
+                title.append(
+                    " · " + (where if len(where) <= room else "…" + where[-room + 1 :]), style="dim"
+                )
         self.query_one("#browser-title", Static).update(title)
         empty = self.query_one("#browser-empty", Static)
         if browser.store is None:
@@ -191,7 +263,10 @@ class RunBrowserScreen(ActingScreen):
         if event.cursor_row >= self.table.row_count - 1:
             before = len(self.browser.rows)
             if self.browser.more():
-                self._add_rows(self.browser.rows[before:])
+                if self._layout() == self.shown:
+                    self._add_rows(self.browser.rows[before:])
+                else:  # a longer name, or a wider cell: the columns change
+                    self._redraw(self.selected.id if self.selected else None)
                 self._show_title()
         self.refresh_bindings()
 
@@ -344,7 +419,7 @@ class RunBrowserScreen(ActingScreen):
             self.reload()
 
         question = f"Delete {row.id} ({row.status}) from the store?"
-        self.app.push_screen(ConfirmModal(question, "Delete"), answered)
+        self.app.push_screen(ConfirmModal(question, "Delete", default_yes=False), answered)
 
     def action_open_file(self) -> None:
         self.show(None, None)

@@ -199,9 +199,11 @@ class WorkbenchScreen(ActingScreen):
         self.header.update_from(None)
 
     def show_session(self) -> None:
-        """Show the controller's session from scratch."""
+        """Show the controller's session from scratch (a new run: what was said of the
+        end of the one before no longer applies)."""
         session = self.session
         assert session is not None
+        self.forget("finished")
         self.query_one("#errors").display = False
         self.panes.display = True
         self.panes.show(session)

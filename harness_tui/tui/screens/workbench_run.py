@@ -80,6 +80,24 @@ def held_hint(event: TraceEvent, node: TaskNode) -> str:
     return f"n: {then}, then pause · c: the same, then go on · s: stop the run"
 
 
+def code_source(session: Session) -> str:
+    """Where a re-run of the replayed run on screen imports its task code from, as a clause:
+    beside the export it was opened from, else the folder it was recorded in (a stored run
+    has no export: it is not mentioned), and the Python path."""
+    folder = Path(session.workflow.path).parent
+    if session.source_path:
+        return (
+            "the modules this export names, imported from beside the export, else from "
+            f"{folder}, and your Python path"
+        )
+    if session.workflow.path == "<string>":  # recorded from no file: no folder to name
+        return "the modules this run names, imported from your Python path"
+    return (
+        f"the modules this run names, imported from {folder} (where it was recorded), and "
+        "your Python path"
+    )
+
+
 class RunActions:
     """Step, continue, pause, stop, restart, re-run, breakpoints; and the drive's updates."""
 
@@ -128,20 +146,38 @@ class RunActions:
             self.screen.notify(f"{held.task} goes on, {then}", title="Held run")
 
     def replace_run(self, name: str, start: Callable[[], bool]) -> None:
-        """An intent that throws the current run away: asked first if a run is executing."""
-        if not self.controller.driving:
+        """An intent that throws the current run away: asked first if a run is executing.
+        A run still driven (executing, or held at a failed attempt) is first stopped as
+        ``s`` stops it, and ends (its cleanups run) before ``start``."""
+        controller = self.controller
+        if not controller.driving:
+            self.submit(name, start)
+            return
+        held = controller.held
+        if held is not None:  # it waits for the user, who has just answered: no question
+            self._stop_to_end()
+            self.screen.notify(
+                f"the run held at {held.task} stops first (its cleanups run)", title="Held run"
+            )
             self.submit(name, start)
             return
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.controller.stop()
+                self._stop_to_end()
                 self.submit(name, start)
 
         self.screen.app.push_screen(
             ConfirmModal(f"A run is executing. Stop it and {name}?", f"Stop and {name}"),
             answered,
         )
+
+    def _stop_to_end(self) -> None:
+        """Stop the run on screen, to be replaced: it ends (cleanups run) compared with
+        nothing (a what-if fork thrown away opens no diff)."""
+        if self.controller.session is not None:
+            self.controller.session.compared_with = None
+        self.controller.stop_to_end()
 
     def _restart_now(self) -> bool:
         if self.controller.session is None:
@@ -170,15 +206,11 @@ class RunActions:
         if not session.replay:
             self.replace_run(name, lambda: self._rerun_now(task))
             return
-        # A replay runs no code; a re-run does, the code this export names: ask first, and
+        # A replay runs no code; a re-run does, the code this run names: ask first, and
         # (when it recorded calls) how its tasks reach models and APIs: offline by default.
-        folder = Path(session.workflow.path).parent
-        question = (
-            f"Re-running from {task} runs task code: the modules this export names, imported "
-            f"from beside the export, else from {folder}, and your Python path."
-        )
         self._ask_to_run_code(
-            question, lambda calls: self.replace_run(name, lambda: self._rerun_now(task, calls))
+            f"Re-running from {task} runs task code: {code_source(session)}.",
+            lambda calls: self.replace_run(name, lambda: self._rerun_now(task, calls)),
         )
 
     def edit_output(self) -> None:
@@ -239,7 +271,7 @@ class RunActions:
         self._what_if(
             Override("answer", task, None, attempt=attempt, index=index),
             f"{task}: another recorded answer, then re-run what follows",
-            f"Call #{edit.exchange.seq} of {task}'s attempt {attempt} answers with what you "
+            f"Call #{index} of {task}'s attempt {attempt} answers with what you "
             "write; every other request of the re-run tasks is answered from the recording "
             "first.",
             answer_value(edit.exchange),
@@ -289,7 +321,7 @@ class RunActions:
             if not session.replay:
                 self.replace_run(name, lambda: self._what_if_now(overrides, calls))
                 return
-            question = f"Re-running {task} and what follows runs task code this export names."
+            question = f"Re-running {task} and what follows runs task code: {code_source(session)}."
             self._ask_to_run_code(question, lambda mode: self.replace_run(
                 name, lambda: self._what_if_now(overrides, mode)))  # fmt: skip
 
@@ -458,7 +490,8 @@ class RunActions:
         if update.store_problem:
             self.screen.notify(update.store_problem, title="Run store", severity="warning")
         failed = update.status is not RunStatus.SUCCEEDED
-        self.screen.notify(
+        self.screen.notice(
+            "finished",
             f"run {update.status.value}",
             title="Run finished",
             severity="error" if failed else "information",
