@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-import os
+import subprocess
 import sys
 import threading
 from collections.abc import Callable, Mapping
@@ -187,38 +187,53 @@ def test_a_listener_sees_output_as_it_is_written() -> None:
     assert {(task, attempt) for task, attempt, _ in seen} == {("a", 1)}
 
 
+_OLD_NUMBER = """
+import os, sys
+from pathlib import Path
+from harness_tui.engine import capture
+
+secret = Path(sys.argv[1])
+secret.write_bytes(b"SQLite format 3\\x00 not a log")
+with capture.descriptors():
+    reader = capture._capture[0]
+    number = reader.read
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 1)
+        os.dup2(null, 2)  # the pipe's last writer is gone: its reader sees the end
+    finally:
+        os.close(null)
+    assert reader.thread is not None
+    reader.thread.join(timeout=30)
+    assert not reader.thread.is_alive(), "the reader never saw the end of its pipe"
+    other = os.open(secret, os.O_RDONLY)
+    try:
+        if other != number:
+            os.dup2(other, number)  # the number is free again: a new file takes it
+        assert reader.drain() is False
+        assert os.lseek(number, 0, os.SEEK_CUR) == 0  # not a byte of it was read
+    finally:
+        os.close(other)
+        if other != number:
+            os.close(number)
+"""
+
+
 def test_a_pipe_whose_writers_all_closed_is_never_read_again_by_its_old_number(
     tmp_path: Path,
 ) -> None:
     """Something put other files on descriptors 1 and 2 while the capture ran, so its pipe
     ended; a later drain must not read whatever file now has the pipe's old number (a store's
-    SQLite bytes once went into an attempt's log that way, and a blocking one hung the run)."""
-    from harness_tui.engine import capture
-
-    secret = tmp_path / "other.bin"
-    secret.write_bytes(b"SQLite format 3\x00 not a log")
-    with capture.descriptors():
-        reader = capture._capture[0]
-        number = reader.read
-        null = os.open(os.devnull, os.O_WRONLY)
-        try:
-            os.dup2(null, 1)
-            os.dup2(null, 2)  # the pipe's last writer is gone: its reader sees the end
-        finally:
-            os.close(null)
-        assert reader.thread is not None
-        reader.thread.join(timeout=30)
-        assert not reader.thread.is_alive()
-        other = os.open(secret, os.O_RDONLY)
-        try:
-            if other != number:
-                os.dup2(other, number)  # the number is free again: a new file takes it
-            assert reader.drain() is False
-            assert os.lseek(number, 0, os.SEEK_CUR) == 0  # not a byte of it was read
-        finally:
-            os.close(other)
-            if other != number:
-                os.close(number)
+    SQLite bytes once went into an attempt's log that way, and a blocking one hung the run).
+    In a fresh interpreter: a process another test started in this one could hold a copy of
+    the pipe's write end, and the pipe would never end."""
+    result = subprocess.run(
+        [sys.executable, "-c", _OLD_NUMBER, str(tmp_path / "other.bin")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
 
 
 class Kept(logging.Handler):
