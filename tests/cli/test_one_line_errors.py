@@ -137,3 +137,20 @@ def test_a_misused_argument_or_option_is_one_line(
     assert result.exit_code == 2, result.output
     assert result.stderr.count("\n") == 1 and result.stderr.startswith("error: "), result.stderr
     assert "--help)" in result.stderr and "Usage:" not in result.stderr
+
+
+def test_an_output_nested_deeper_than_the_reader_reads_is_not_exported(tmp_path: Path) -> None:
+    (tmp_path / "deeptask.py").write_text(
+        "def deep(inputs):\n    value = []\n    for _ in range(250):\n        value = [value]\n"
+        "    return value\n"
+    )
+    workflow = tmp_path / "deep.yaml"
+    workflow.write_text('name: deep\ntasks:\n  d: {run: "deeptask:deep"}\n')
+    target = tmp_path / "out.json"
+    result = CliRunner().invoke(
+        cli, ["run", str(workflow), "--no-store", "-q", "--export", str(target)]
+    )
+    assert result.exit_code == 2, result.output
+    (line,) = result.stderr.strip().splitlines()
+    assert "nested more than 200 levels deep" in line and "not written" in line
+    assert not target.exists()

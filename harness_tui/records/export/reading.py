@@ -100,7 +100,7 @@ def _checked(document: Any, name: str) -> dict[str, Any]:
     error = first_error(document)
     if error is not None:
         raise RecordError(f"{name}: invalid export at {error[0]}: {error[1]}")
-    _check_free_form(document, name, limits)
+    check_free_form(document, name, limits)
     expected = document["checksum"]
     try:
         actual = checksum(document)
@@ -119,27 +119,35 @@ def _refuse_constant(text: str) -> Any:
     raise _NotJsonNumberError(text)
 
 
-def _check_free_form(document: Mapping[str, Any], name: str, limits: Limits) -> None:
+def check_free_form(document: Mapping[str, Any], name: str, limits: Limits) -> None:
     """Depth and integer size of the parts of an export that the schema leaves free
     (payload, results, spec, environment), so that no later step meets a value it cannot
-    digest or show."""
+    digest or show. Only containers go on the stack: a run's many scalar leaves are looked
+    at once, where they are found (this runs on every export written and read)."""
     max_bits = int(limits.int_digits * 3.33) + 1
+    max_depth = limits.export_depth
     for part in ("payload", "results", "spec", "environment", "forked_from"):
         stack: list[tuple[Any, int]] = [(document.get(part), 1)]
         while stack:
             value, depth = stack.pop()
-            if isinstance(value, dict):
+            kind = type(value)
+            if kind is dict or isinstance(value, dict):
                 children: Iterable[Any] = value.values()
-            elif isinstance(value, list):
+            elif kind is list or isinstance(value, list):
                 children = value
             else:
-                if type(value) is int and value.bit_length() > max_bits:
+                if kind is int and value.bit_length() > max_bits:
                     raise RecordError(
                         f"{name}: an integer in {part} has more than {limits.int_digits:,} digits"
                     )
                 continue
-            if depth > limits.export_depth:
-                raise RecordError(
-                    f"{name}: {part} is nested more than {limits.export_depth} levels deep"
-                )
-            stack.extend((child, depth + 1) for child in children)
+            if depth > max_depth:
+                raise RecordError(f"{name}: {part} is nested more than {max_depth} levels deep")
+            for child in children:
+                child_kind = type(child)
+                if child_kind is dict or child_kind is list or isinstance(child, dict | list):
+                    stack.append((child, depth + 1))
+                elif child_kind is int and child.bit_length() > max_bits:
+                    raise RecordError(
+                        f"{name}: an integer in {part} has more than {limits.int_digits:,} digits"
+                    )

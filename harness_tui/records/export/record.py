@@ -147,8 +147,10 @@ class RunRecord:
         written.
 
         Raises:
-            RecordError, FileError: as :meth:`write`.
+            RecordError, FileError: as :meth:`write`, or a value nested deeper than the
+                reader reads (a task's output): not written.
         """
+        self._refuse_what_the_reader_refuses(path)
         try:
             atomic_write_chunks(path, export_chunks(self._whole()), limit)
             return self
@@ -172,10 +174,22 @@ class RunRecord:
             )
         return self.document
 
+    def _refuse_what_the_reader_refuses(self, path: str | Path) -> None:
+        """An export whose free-form parts (a task's output, the payload) nest deeper or
+        hold longer integers than the reader reads is refused before it is written: written,
+        no one could open it."""
+        from .reading import check_free_form
+
+        try:
+            check_free_form(self.document, str(path), current())
+        except RecordError as exc:
+            raise RecordError(f"{exc}: the reader would refuse it, so it is not written") from None
+
     def within(self, limit: int) -> tuple[RunRecord, str]:
         """This export and its text, or, when it is over ``limit`` bytes with task logs in
         it, the same export without the logs (``logs_omitted`` says why): logs are beside the
         trace, in no digest, and the first thing to give up for an export the reader opens."""
+        self._refuse_what_the_reader_refuses("the export")
         text = self.to_text()
         if len(text.encode("utf-8")) <= limit:
             return self, text
