@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,3 +18,23 @@ WORKFLOWS = ROOT / "workflows"
 @pytest.fixture
 def workflows() -> Path:
     return WORKFLOWS
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    """A command run in this process: its exit code, stdout and stderr (never a traceback)."""
+    from click.testing import CliRunner
+
+    from harness_tui.cli import cli
+
+    result = CliRunner().invoke(cli, list(args))
+    assert "Traceback" not in result.output + result.stderr
+    return result.exit_code, result.stdout, result.stderr
+
+
+def calls_of(module: str) -> list[str]:
+    """What the task module named ``module`` logged in its ``CALLS`` since the last look, in
+    the order of the calls (the log is emptied)."""
+    recorded: list[str] = sys.modules[module].CALLS
+    seen = list(recorded)
+    recorded.clear()
+    return seen

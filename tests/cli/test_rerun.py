@@ -9,9 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from harness_tui.cli import cli
+from tests.conftest import calls_of, invoke
 
 MODULE = "rerun_tasks"
 TASKS = """\
@@ -52,16 +51,10 @@ def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 def calls() -> list[str]:
     """The task calls since the last look (the module is imported once per test)."""
-    recorded: list[str] = sys.modules[MODULE].CALLS
-    seen = list(recorded)
-    recorded.clear()
-    return seen
+    return calls_of(MODULE)
 
 
-def harness(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, list(args))
-    assert "Traceback" not in result.output + result.stderr
-    return result.exit_code, result.stdout, result.stderr
+harness = invoke
 
 
 def record(folder: Path, name: str = "bad.json", *extra: str) -> Path:

@@ -10,11 +10,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from harness_tui.cli import cli
 from harness_tui.records.export import RunRecord
 from harness_tui.records.export.overrides import Override, parse_override
+from tests.conftest import calls_of, invoke
 
 MODULE = "whatif_dice"
 TASKS = """\
@@ -61,16 +60,10 @@ def folder(tmp_path: Path) -> Iterator[Path]:
 
 
 def calls() -> list[str]:
-    recorded: list[str] = sys.modules[MODULE].CALLS
-    seen = sorted(recorded)
-    recorded.clear()
-    return seen
+    return sorted(calls_of(MODULE))
 
 
-def harness(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, list(args))
-    assert "Traceback" not in result.output + result.stderr
-    return result.exit_code, result.stdout, result.stderr
+harness = invoke
 
 
 @pytest.mark.parametrize(

@@ -9,9 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from harness_tui.cli import cli
+from tests.conftest import calls_of, invoke
 
 from .fake_model import FakeModel
 
@@ -78,16 +77,10 @@ def agent(tmp_path: Path, fake_model: FakeModel) -> Iterator[Path]:
 
 def calls() -> list[str]:
     """The task functions called since the last look, by name."""
-    recorded: list[str] = sys.modules[MODULE].CALLS
-    seen = sorted(recorded)
-    recorded.clear()
-    return seen
+    return sorted(calls_of(MODULE))
 
 
-def harness(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, list(args))
-    assert "Traceback" not in result.output + result.stderr
-    return result.exit_code, result.stdout, result.stderr
+harness = invoke
 
 
 def differing(old: Path, new: Path) -> dict[str, str]:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,8 @@ from harness_tui.tui.screens.workbench import WorkbenchScreen
 ROOT = Path(__file__).resolve().parents[2]
 
 
-RUN_SETTINGS = ("clock", "workers", "executor", "isolation", "recording")
+# Every run setting but the store, which the app opens at its ``store_path``.
+RUN_SETTINGS = tuple(f.name for f in dataclasses.fields(RunSettings) if f.name != "store")
 
 
 def make_app(path: str | Path | None, **kwargs: Any) -> HarnessApp:
