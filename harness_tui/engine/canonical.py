@@ -28,6 +28,7 @@ __all__ = [
     "digest_chunks",
     "digest_text",
     "event_text",
+    "is_unicode",
     "loads",
     "object_text",
     "payload_text",
@@ -104,6 +105,11 @@ def _is_unicode(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def is_unicode(text: str) -> bool:
+    """Whether ``text`` can be written as UTF-8 (no lone surrogate); quick for ASCII."""
+    return text.isascii() or _is_unicode(text)
 
 
 def _find_problem(value: Any, path: str) -> CanonicalError | None:
@@ -239,16 +245,23 @@ def digest(value: Any) -> str:
     return digest_text(check_json(value))
 
 
-def canonical_chunks(value: Any, path: str = "$", depth: int = 2) -> Iterator[str]:
+def canonical_chunks(
+    value: Any, path: str = "$", depth: int = 2, *, parsed: bool = False
+) -> Iterator[str]:
     """The canonical JSON of ``value`` in pieces: their concatenation is exactly
     :func:`check_json` of it, and it is refused the same way (the same error, naming the same
     path). Objects and arrays down to ``depth`` levels are written in runs of members, anything
     deeper whole, so that a large document (an export's trace of 200,000 events) is never
     one string in memory.
+
+    ``parsed``: ``value`` is what :func:`json.loads` made (with NaN and Infinity refused), so
+    it holds only JSON types under string keys and the C encoder's text of it is canonical as
+    it stands; only what that encoder refuses (a float too large, read as infinity) or a lone
+    surrogate is looked at again, for the same error.
     """
     kind = type(value)
     if depth <= 0 or (kind is not dict and kind is not list):
-        yield check_json(value, path)
+        yield _parsed_text(value, path) if parsed else check_json(value, path)
         return
     if kind is dict and not all(
         type(key) is str and (key.isascii() or _is_unicode(key)) for key in value
@@ -263,7 +276,7 @@ def canonical_chunks(value: Any, path: str = "$", depth: int = 2) -> Iterator[st
         if depth == 1:  # the members are written whole: a run of them in one call
             part = {key: value[key] for key in run} if kind is dict else value[start : start + _RUN]
             try:
-                yield _records_text(part)[1:-1]
+                yield (_parsed_text(part, path) if parsed else _records_text(part))[1:-1]
                 continue
             except (CanonicalError, TypeError, ValueError):
                 pass  # found again below, member by member, to name its path
@@ -272,9 +285,9 @@ def canonical_chunks(value: Any, path: str = "$", depth: int = 2) -> Iterator[st
                 yield ","
             if kind is dict:
                 yield f"{_quote(key)}:"
-                yield from canonical_chunks(value[key], _child(path, key), depth - 1)
+                yield from canonical_chunks(value[key], _child(path, key), depth - 1, parsed=parsed)
             else:
-                yield from canonical_chunks(value[key], f"{path}[{key}]", depth - 1)
+                yield from canonical_chunks(value[key], f"{path}[{key}]", depth - 1, parsed=parsed)
     yield "}" if kind is dict else "]"
 
 
@@ -301,6 +314,17 @@ def _records_text(part: Any) -> str:
     if text.isascii() or _is_unicode(text):
         return text
     return check_json(part)  # raises, naming nothing: the caller names the member
+
+
+def _parsed_text(value: Any, path: str) -> str:
+    """:func:`check_json` of a value :func:`json.loads` made (see :func:`canonical_chunks`)."""
+    try:
+        text = _dumps(value)
+    except (TypeError, ValueError, RecursionError):
+        return check_json(value, path)  # raises, naming the path
+    if text.isascii() or _is_unicode(text):
+        return text
+    return check_json(value, path)  # raises, naming the lone surrogate
 
 
 def digest_chunks(chunks: Iterable[str]) -> str:

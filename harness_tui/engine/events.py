@@ -164,21 +164,32 @@ class TraceEvent(NamedTuple):
     ) -> TraceEvent:
         """Rebuild an event from :meth:`canonical` and :meth:`timing` output."""
         timing = timing or {}
-        return cls(
-            seq=canonical["seq"],
-            task=canonical["task"],
-            task_id=canonical["task_id"],
-            status=Status(canonical["status"]),
-            attempt=canonical["attempt"],
-            error=canonical.get("error"),
-            input_digest=canonical.get("input_digest"),
-            output_digest=canonical.get("output_digest"),
-            started_at=timing.get("started_at"),
-            ended_at=timing.get("ended_at"),
-            traceback=timing.get("traceback"),
-            wall=timing.get("wall"),
-            worker=timing.get("worker") or 0,
+        get, when = canonical.get, timing.get
+        # Positional, in field order (a missing field is named in that order): a reader
+        # rebuilds 200,000 of these for a 100,000-task run, and keywords cost a third of it.
+        return tuple.__new__(
+            cls,
+            (
+                canonical["seq"],
+                canonical["task"],
+                canonical["task_id"],
+                _STATUSES.get(canonical["status"]) or Status(canonical["status"]),
+                canonical["attempt"],
+                get("error"),
+                get("input_digest"),
+                get("output_digest"),
+                when("started_at"),
+                when("ended_at"),
+                when("traceback"),
+                when("wall"),
+                when("worker") or 0,
+            ),
         )
+
+
+_STATUSES: dict[str, Status] = {status.value: status for status in Status}
+"""Each status by its text: a dictionary lookup, where ``Status(text)`` costs some 2 µs
+(a 100,000-task export has 200,000 events to rebuild)."""
 
 
 def ends_task(graph: TaskGraph, event: TraceEvent) -> bool:

@@ -15,7 +15,7 @@ from typing import Any, Protocol, overload
 from .canonical import loads, object_text
 from .events import Status, TraceEvent
 
-__all__ = ["Commit", "Outcomes", "RunState", "Snapshot"]
+__all__ = ["Commit", "Outcomes", "RunState", "Snapshot", "trace_digest"]
 
 
 class Commit:
@@ -153,13 +153,8 @@ class RunState:
 
     def trace_digest(self) -> str:
         """sha256 of the canonical JSON of the trace (the list of canonical events)."""
-        update = self._trace_hash.update
-        events = self.events
-        # Hash in chunks: one encode and one update per 4,096 events, not per event.
-        for start in range(self._hashed, len(events), 4096):
-            chunk = ",".join([event.canonical_text() for event in events[start : start + 4096]])
-            update(("," + chunk if start else chunk).encode())
-        self._hashed = len(events)
+        _hash_events(self._trace_hash, self.events, self._hashed)
+        self._hashed = len(self.events)
         final = self._trace_hash.copy()
         final.update(b"]")
         return final.hexdigest()
@@ -201,6 +196,22 @@ class _EventsView(Sequence[TraceEvent]):
     def __iter__(self) -> Iterator[TraceEvent]:
         for index in range(self._end):
             yield self._events[index]
+
+
+def trace_digest(events: Sequence[TraceEvent]) -> str:
+    """:meth:`RunState.trace_digest` of ``events`` without a state (a recorded trace)."""
+    hasher = hashlib.sha256(b"[")
+    _hash_events(hasher, events, 0)
+    hasher.update(b"]")
+    return hasher.hexdigest()
+
+
+def _hash_events(hasher: Any, events: Sequence[TraceEvent], first: int) -> None:
+    """Take the canonical texts of ``events[first:]`` into ``hasher``, which holds those
+    before them: one encode and one update per 4,096 events, not per event."""
+    for start in range(first, len(events), 4096):
+        chunk = ",".join([event.canonical_text() for event in events[start : start + 4096]])
+        hasher.update(("," + chunk if start else chunk).encode())
 
 
 class Snapshot:

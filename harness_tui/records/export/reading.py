@@ -82,7 +82,8 @@ def _loads(holder: list[str], name: str) -> Any:
 
 
 def _checked(document: Any, name: str) -> dict[str, Any]:
-    """``document`` checked: format and version, schema, free-form parts, checksum."""
+    """``document`` (what ``json.loads`` made of the export's text) checked: format and
+    version, schema, free-form parts, checksum."""
     limits = current()
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise RecordError(f"{name}: not a harness-tui run export (no 'format: {FORMAT}')")
@@ -103,7 +104,7 @@ def _checked(document: Any, name: str) -> dict[str, Any]:
     check_free_form(document, name, limits)
     expected = document["checksum"]
     try:
-        actual = checksum(document)
+        actual = checksum(document, parsed=True)
     except CanonicalError as exc:
         raise RecordError(f"{name}: {exc}") from None
     if actual != expected:

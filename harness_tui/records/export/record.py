@@ -29,7 +29,7 @@ from ...engine.events import RUN_FAILING_STATUSES, RunStatus, Status, TraceEvent
 from ...engine.orchestrator import Run
 from ...engine.recorded_calls import Exchange
 from ...engine.scheduler import DeterministicScheduler, Plan, SchedulerError, check_order
-from ...engine.state import RunState
+from ...engine.state import trace_digest
 from ...files import FileError, atomic_write_chunks
 from ...workflow.errors import WorkflowError
 from ...workflow.limits import current
@@ -38,7 +38,7 @@ from ...workflow.python_source import workflow_from_spec
 from ..errors import RecordError
 from .overrides import Override, add_overrides
 from .redaction import REPLACEMENT, UNCHECKED, redact_document
-from .writing import checksum, export_chunks, export_text, run_document
+from .writing import checksum, export_chunks, export_text, run_document, write_sealed
 
 __all__ = ["RunRecord"]
 
@@ -55,13 +55,14 @@ class RunRecord:
     """A run at rest. Build one with :meth:`from_run` or :meth:`read`."""
 
     def __init__(self, document: dict[str, Any], source_name: str = "<record>") -> None:
-        self.document = document
+        self._doc = document  # a record made from a run: without its checksum until needed
         self.source_name = source_name
         self.lean = False
         """Read lean (:meth:`read`): the document's long arrays are let go."""
         self._plan_derived = False  # the plan was checked to be the one the payload gives
         self._marks: dict[str, bool] | None = None  # the redaction markers, once looked for
         self._array_claim: str | None = None  # a lean record's first wrong array claim
+        self._derived: Plan | None = None  # the plan the workflow and payload give, once made
 
     # -- making -----------------------------------------------------------------------------
 
@@ -106,7 +107,8 @@ class RunRecord:
             known = [run.payload, workflow.payload, *params, run.results]
             document = redact_document(document, keys, [workflow.payload, *params])
             redact_recordings(document, keys, known)
-        document["checksum"] = checksum(document)
+        # The checksum is taken as the export is written (one pass over the run), or when
+        # its text is first asked for (see _whole).
         record = cls(document)
         if keys:
             record._check_redacted_workflow()
@@ -152,7 +154,7 @@ class RunRecord:
         """
         self._refuse_what_the_reader_refuses(path)
         try:
-            atomic_write_chunks(path, export_chunks(self._whole()), limit)
+            self._write(path, limit)
             return self
         except FileError:
             if not self.logs:
@@ -160,19 +162,36 @@ class RunRecord:
                 raise
         smaller = self._without_logs(limit)
         try:
-            atomic_write_chunks(path, export_chunks(smaller.document), limit)
+            smaller._write(path, limit)
         except FileError:
             smaller._refuse_recordings_over(limit)
             raise
         return smaller
 
-    def _whole(self) -> dict[str, Any]:
-        """The whole document (a lean record has let its arrays go)."""
+    def _write(self, path: str | Path, limit: int) -> None:
+        """Write the export, its checksum taken on the way if it has none yet."""
+        document = self._whole(sealed=False)
+        if "checksum" in document:
+            atomic_write_chunks(path, export_chunks(document), limit)
+        else:
+            document["checksum"] = write_sealed(path, document, limit)
+
+    def _whole(self, *, sealed: bool = True) -> dict[str, Any]:
+        """The whole document (a lean record has let its arrays go), with its checksum
+        unless ``sealed`` is False (a record made from a run takes it when written)."""
         if self.lean:
             raise RuntimeError(
                 f"{self.source_name} was read lean: its arrays are gone (read it whole)"
             )
-        return self.document
+        return self.document if sealed else self._doc
+
+    @property
+    def document(self) -> dict[str, Any]:
+        """The export document (a lean record's without its long arrays), with its
+        checksum (a record made from a run takes it as it is written, or here)."""
+        if "checksum" not in self._doc:
+            self._doc["checksum"] = checksum(self._doc)
+        return self._doc
 
     def _refuse_what_the_reader_refuses(self, path: str | Path) -> None:
         """An export whose free-form parts (a task's output, the payload) nest deeper or
@@ -181,7 +200,7 @@ class RunRecord:
         from .reading import check_free_form
 
         try:
-            check_free_form(self.document, str(path), current())
+            check_free_form(self._doc, str(path), current())
         except RecordError as exc:
             raise RecordError(f"{exc}: the reader would refuse it, so it is not written") from None
 
@@ -204,21 +223,20 @@ class RunRecord:
 
     def _without_logs(self, limit: int) -> RunRecord:
         """This export without its task logs, saying they took it over ``limit`` bytes."""
-        document = dict(self.document)
+        document = dict(self._doc)
         document["attempts"] = [{**a, "log": None} for a in document.get("attempts") or []]
         document["unattributed_log"] = None
         document["logs_omitted"] = (
             f"the task logs took the export over the {limit:,}-byte limit of the reader"
         )
-        document.pop("checksum", None)
-        document["checksum"] = checksum(document)
+        document.pop("checksum", None)  # taken again, when it is written
         return RunRecord(document, self.source_name)
 
     def _refuse_recordings_over(self, limit: int) -> None:
         """An export over ``limit`` without logs to give up: with recorded calls it is refused
         (written without them, it could not be re-run offline)."""
-        if self.document.get("unattributed_io") is not None or any(
-            a.get("io") for a in self.document.get("attempts") or []
+        if self._doc.get("unattributed_io") is not None or any(
+            a.get("io") for a in self._doc.get("attempts") or []
         ):
             raise RecordError(
                 f"the recorded calls alone take the export over the {limit:,}-byte limit of "
@@ -266,6 +284,8 @@ class RunRecord:
             one._check()  # the first file's own problem is the one reported
             raise
         one._check()
+        if other.workflow is one.workflow:  # two runs of one workflow: its plan made once
+            other._derived = one._derived
         other._check()
         return one, other
 
@@ -298,7 +318,7 @@ class RunRecord:
         for view in ("events", "logs", "plan", "outputs"):
             getattr(self, view)
         arrays = ("trace", "timings", "attempts", "plan", "results")
-        self.document = {k: v for k, v in self.document.items() if k not in arrays}
+        self._doc = {k: v for k, v in self._doc.items() if k not in arrays}
         self.lean = True
 
     def _redaction_marks(self) -> dict[str, bool]:
@@ -307,19 +327,19 @@ class RunRecord:
         if self._marks is None:
             self._marks = {}
             if self.unchecked:
-                wf, payload = self.document["workflow"], self.payload
+                wf, payload = self._doc["workflow"], self.payload
                 self._marks = {
                     "workflow-digest": _marked(wf["source"]),
                     "plan-from-payload": _marked(wf["source"]) or _marked(payload),
                     "payload-digest": _marked(payload),
-                    "trace-digest": _marked(self.document["trace"]),
-                    "results-digest": _marked(self.document["results"]),
+                    "trace-digest": _marked(self._doc["trace"]),
+                    "results-digest": _marked(self._doc["results"]),
                 }
         return self._marks
 
     def _check_consistency(self) -> None:
         name = self.source_name
-        wf = self.document["workflow"]
+        wf = self._doc["workflow"]
         source, payload = wf["source"], self.payload
         # A check a redaction skips is excused only where a redacted value really is gone:
         # its part carries the marker (a redacted export lists every check as unchecked, so
@@ -332,7 +352,7 @@ class RunRecord:
             workflow = self.workflow
         except WorkflowError as exc:
             raise RecordError(f"{name}: embedded workflow is invalid: {exc.problems[0]}") from None
-        digests = self.document["digests"]
+        digests = self._doc["digests"]
         if "workflow-digest" not in skip and workflow.digest != wf["digest"]:
             raise RecordError(f"{name}: embedded workflow does not match its digest")
         recorded_plan = self.plan
@@ -363,18 +383,17 @@ class RunRecord:
 
     def _check_trace(self, skip: frozenset[str]) -> None:
         name = self.source_name
-        by_task = {step.task: step for step in self.plan}
-        state = RunState()
-        for position, event in enumerate(self.events):
-            step = by_task.get(event.task)
+        plan = self.plan
+        task_ids = dict(zip(plan.names, plan.task_ids, strict=True))
+        events = self.events
+        for position, event in enumerate(events):
             if event.seq != position:
                 raise RecordError(f"{name}: trace event {position} has seq {event.seq}")
-            if step is None or step.task_id != event.task_id:
+            if task_ids.get(event.task) != event.task_id:
                 raise RecordError(
                     f"{name}: trace event {event.seq} ({event.task!r}) does not match the plan"
                 )
-            state.append(event)
-        if "trace-digest" not in skip and state.trace_digest() != self.digests["trace"]:
+        if "trace-digest" not in skip and trace_digest(events) != self.digests["trace"]:
             raise RecordError(f"{name}: trace does not match its digest (the trace was edited)")
 
     def _check_claims(self) -> None:
@@ -384,10 +403,10 @@ class RunRecord:
         wrong = self._array_claim if self.lean else self._array_claims()
         if wrong is not None:
             raise RecordError(f"{name}: {wrong}")
-        redaction = self.document.get("redaction")
+        redaction = self._doc.get("redaction")
         if redaction is not None and sorted(redaction["keys"]) != sorted(self.redacted):
             raise RecordError(f"{name}: redaction keys differ from the redacted keys")
-        claimed = self.document["status"]
+        claimed = self._doc["status"]
         derived = _possible_statuses(self.events, self.plan.names)
         if claimed not in derived:
             allowed = " or ".join(sorted(derived))
@@ -398,19 +417,19 @@ class RunRecord:
     def _array_claims(self) -> str | None:
         """What is wrong with the plan indexes, the timings' sequence numbers or the attempts
         (the first of them), or None."""
-        for position, row in enumerate(self.document["plan"]):
+        for position, row in enumerate(self._doc["plan"]):
             if row["index"] != position:
                 return f"plan row {position} has index {row['index']}"
-        count = len(self.document["trace"])
+        count = len(self._doc["trace"])
         seen: set[int] = set()
-        for timing in self.document.get("timings", []):
+        for timing in self._doc.get("timings", []):
             seq = timing["seq"]
             if not 0 <= seq < count or seq in seen:
                 what = "a second timing for" if seq in seen else "a timing for no"
                 return f"{what} trace event (seq {_short(seq)})"
             seen.add(seq)
         ran = {(event.task, event.attempt) for event in self.events if event.attempt}
-        for attempt in self.document.get("attempts") or []:
+        for attempt in self._doc.get("attempts") or []:
             if (attempt["task"], attempt["attempt"]) not in ran:
                 return f"attempt {attempt['attempt']} of {attempt['task']!r} is not in the trace"
         return None
@@ -425,8 +444,8 @@ class RunRecord:
             RecordError: its recorded path cannot be a path (a NUL in it...).
             WorkflowError: the embedded source is not a valid workflow.
         """
-        wf = self.document["workflow"]
-        spec = self.document.get("spec")
+        wf = self._doc["workflow"]
+        spec = self._doc.get("spec")
         if spec is not None:  # defined in Python: rebuilt from its code-free spec
             if check_json(spec) != wf["source"]:
                 raise RecordError(f"{self.source_name}: the spec does not match its workflow")
@@ -448,11 +467,11 @@ class RunRecord:
 
     @property
     def payload(self) -> Any:
-        return self.document["payload"]
+        return self._doc["payload"]
 
     @property
     def redacted(self) -> list[str]:
-        return list(self.document.get("redacted") or [])
+        return list(self._doc.get("redacted") or [])
 
     @property
     def unchecked(self) -> list[str]:
@@ -461,7 +480,7 @@ class RunRecord:
         written before ``redaction.unchecked`` existed, the ones it could not pass."""
         if not self.redacted:
             return []
-        redaction = self.document.get("redaction") or {}
+        redaction = self._doc.get("redaction") or {}
         listed = redaction.get("unchecked")
         if isinstance(listed, list):
             return [check for check in UNCHECKED if check in listed]
@@ -469,15 +488,15 @@ class RunRecord:
 
     @property
     def status(self) -> str:
-        return str(self.document["status"])
+        return str(self._doc["status"])
 
     @property
     def digests(self) -> dict[str, str]:
-        return dict(self.document["digests"])
+        return dict(self._doc["digests"])
 
     @property
     def run_id(self) -> str | None:
-        value = self.document.get("run_id")
+        value = self._doc.get("run_id")
         return str(value) if value is not None else None
 
     def _check_plan(self, workflow: Workflow, recorded: Plan) -> None:
@@ -485,7 +504,9 @@ class RunRecord:
         when a custom scheduler chose it (``scheduler``), a topological order of the graph
         with the task ids and levels that follow."""
         name = self.source_name
-        derived = DeterministicScheduler(workflow.graph).plan(self.payload)
+        derived = self._derived
+        if derived is None or derived.payload_text != recorded.payload_text:
+            derived = self._derived = DeterministicScheduler(workflow.graph).plan(self.payload)
         custom = self.scheduler
         if custom is None:
             if derived != recorded:
@@ -513,12 +534,12 @@ class RunRecord:
     @property
     def scheduler(self) -> str | None:
         """The custom scheduler that chose the plan's order (None: the deterministic one)."""
-        value = self.document.get("scheduler")
+        value = self._doc.get("scheduler")
         return value if isinstance(value, str) else None
 
     @cached_property
     def plan(self) -> Plan:
-        rows = self.document["plan"]
+        rows = self._doc["plan"]
         text = payload_text(self.payload)
         return Plan(
             tuple(r["task"] for r in rows),
@@ -529,18 +550,18 @@ class RunRecord:
 
     @cached_property
     def events(self) -> list[TraceEvent]:
-        timings = {t["seq"]: t for t in self.document.get("timings", [])}
-        return [TraceEvent.from_dicts(e, timings.get(e["seq"])) for e in self.document["trace"]]
+        timings = {t["seq"]: t for t in self._doc.get("timings", [])}
+        return [TraceEvent.from_dicts(e, timings.get(e["seq"])) for e in self._doc["trace"]]
 
     @cached_property
     def logs(self) -> dict[tuple[str, int], AttemptLog]:
         """What each ``(task, attempt)`` printed or logged (export 1.1; empty for 1.0), and
         what threads wrote after their attempt ended under ``UNATTRIBUTED``."""
         found = {}
-        stray = self.document.get("unattributed_log")
+        stray = self._doc.get("unattributed_log")
         if stray is not None:
             found[UNATTRIBUTED] = AttemptLog(stray["text"], bool(stray.get("truncated")))
-        for attempt in self.document.get("attempts") or []:
+        for attempt in self._doc.get("attempts") or []:
             log = attempt.get("log")
             if log is not None:
                 found[(attempt["task"], attempt["attempt"])] = AttemptLog(
@@ -559,7 +580,7 @@ class RunRecord:
         found: dict[tuple[str, int], list[Exchange]] = {}
         attempts = self._whole().get("attempts") or []
         try:
-            stray = self.document.get("unattributed_io") or []
+            stray = self._doc.get("unattributed_io") or []
             if stray:
                 found[UNATTRIBUTED] = [
                     Exchange.from_json(e, f"unattributed_io[{i}]") for i, e in enumerate(stray)
@@ -578,7 +599,7 @@ class RunRecord:
     @cached_property
     def outputs(self) -> dict[str, str]:
         """Each committed output as canonical JSON text."""
-        return {name: check_json(value) for name, value in self.document["results"].items()}
+        return {name: check_json(value) for name, value in self._doc["results"].items()}
 
     @property
     def results(self) -> dict[str, Any]:
