@@ -28,6 +28,7 @@ __all__ = [
     "atomic_write_chunks",
     "check_target",
     "file_kind",
+    "is_device",
     "open_regular",
     "read_capped",
 ]
@@ -104,10 +105,10 @@ def read_capped(path: str | Path, limit: int) -> bytes | None:
 _STEP = 1 << 20
 
 
-def _is_device(path: Path) -> bool:
+def is_device(path: str | Path) -> bool:
     """Whether ``path`` is something other than a file or a folder (a device, a pipe)."""
     try:
-        mode = path.stat().st_mode
+        mode = Path(path).stat().st_mode
     except OSError:
         return False
     return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
@@ -128,17 +129,26 @@ def atomic_write(path: str | Path, text: str, max_bytes: int | None = None) -> N
     if max_bytes is not None and len(data) > max_bytes:
         raise _too_big(path, len(data), max_bytes)
     target = Path(path)
-    if _is_device(target):  # /dev/null, /dev/stdout, a pipe: written into, never replaced
+    if is_device(target):  # /dev/null, /dev/stdout, a pipe: written into, never replaced
         _write_into(target, data)
         return
     _replace_with(target, lambda handle: handle.write(data))
 
 
 def atomic_write_chunks(
-    path: str | Path, chunks: Iterable[str], max_bytes: int | None = None
+    path: str | Path,
+    chunks: Iterable[str],
+    max_bytes: int | None = None,
+    finish: Callable[[IO[bytes]], object] | None = None,
 ) -> None:
     """:func:`atomic_write` of the text made of ``chunks``, never whole in memory (a device
     or a pipe, which cannot be taken back once written, gets the whole text).
+
+    Args:
+        finish: called with the temporary file once every chunk is in it (within
+            ``max_bytes``), before it is made durable and renamed: to set in place a part
+            known only at the end (an export's checksum). Not for a device or a pipe (see
+            :func:`is_device`), which is refused.
 
     Raises:
         FileError: the text is over ``max_bytes``; nothing is written, the text is read to
@@ -146,7 +156,9 @@ def atomic_write_chunks(
         OSError: the file cannot be written.
     """
     target = Path(path)
-    if _is_device(target):
+    if is_device(target):
+        if finish is not None:
+            raise ValueError(f"{path}: a device or a pipe cannot be written into afterwards")
         atomic_write(target, "".join(chunks), max_bytes)
         return
     size = 0
@@ -160,6 +172,8 @@ def atomic_write_chunks(
             size += len(data)
         if max_bytes is not None and size > max_bytes:
             raise _too_big(path, size, max_bytes)
+        if finish is not None:
+            finish(handle)
 
     _replace_with(target, write)
 

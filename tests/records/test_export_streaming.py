@@ -179,3 +179,73 @@ def test_an_export_checked_in_runs_reports_the_whole_schemas_first_error(
     where = ".".join(str(p) for p in first["loc"])
     with pytest.raises(RecordError, match=f"invalid export at {re.escape(where)}: "):
         RunRecord.parse(json.dumps(broken), "run.json")
+
+
+# -- one pass: the file and its checksum together (write_sealed) ------------------------------
+
+SEALED_KEYS = st.sampled_from(["trace", "plan", "é", "", "a", "zz"])
+
+
+def _as_written_before(document: dict[str, Any]) -> tuple[str, str]:
+    """The text and checksum of the two-pass way: the checksum, then the text."""
+    sealed = digest(document)
+    return whole_text({**document, "checksum": sealed}), sealed
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    document=st.dictionaries(SEALED_KEYS | st.text(max_size=4), JSON_MEMBERS, max_size=8),
+    run=st.sampled_from([1, 2, 3, 1024]),
+)
+def test_one_pass_writes_the_two_pass_text_and_checksum(
+    document: dict[str, Any], run: int, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    document.pop("checksum", None)
+    document |= {"format": "harness-run", "format_version": "1.1"}
+    target = tmp_path_factory.mktemp("sealed") / "run.json"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(writing, "_RUN", run)
+        sealed = writing.write_sealed(target, dict(document), None)
+    text, expected = _as_written_before(document)
+    assert sealed == expected
+    assert target.read_bytes() == text.encode("utf-8")
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        ({"trace": [{"x": float("nan")}]}, "float is not a JSON value"),
+        ({"trace": [{"x": "\ud800"}]}, "not valid Unicode text"),
+        ({"results": {"a": (1, 2)}}, "tuple is not a JSON value"),
+    ],
+)
+def test_one_pass_refuses_as_the_checksum_does_and_writes_nothing(
+    bad: dict[str, Any], message: str, tmp_path: Path
+) -> None:
+    document = {"format": "harness-run", "format_version": "1.1", **bad}
+    with pytest.raises(ValueError, match=re.escape(message)) as caught:
+        checksum(document)
+    target = tmp_path / "run.json"
+    with pytest.raises(type(caught.value), match=re.escape(str(caught.value))):
+        writing.write_sealed(target, document, None)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_one_pass_over_the_limit_writes_nothing_and_says_the_size(tmp_path: Path) -> None:
+    document = {"format": "harness-run", "format_version": "1.1", "trace": [{"a": "é" * 50}] * 99}
+    text, _ = _as_written_before(document)
+    size = len(text.encode("utf-8"))
+    with pytest.raises(FileError, match=f"would be {size:,} bytes"):
+        writing.write_sealed(tmp_path / "run.json", document, size - 1)
+    assert list(tmp_path.iterdir()) == []
+    writing.write_sealed(tmp_path / "run.json", document, size)
+    assert (tmp_path / "run.json").read_text(encoding="utf-8") == text
+
+
+def test_a_run_exported_to_a_device_is_sealed_the_two_pass_way(tmp_path: Path) -> None:
+    workflow = load_workflow(ROOT / "workflows" / "user_profile.yaml")
+    run = TaskOrchestrator(workflow.graph, clock=FakeClock(tick=0.01)).start(workflow.payload)
+    record = RunRecord.from_run(run.run_to_end(), workflow)
+    record.write("/dev/null")
+    rest = {k: v for k, v in record.document.items() if k != "checksum"}
+    assert record.document["checksum"] == digest(rest)

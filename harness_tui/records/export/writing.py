@@ -3,24 +3,34 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import platform
 from collections.abc import Callable, Iterator, Mapping
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
-from typing import Any
+from pathlib import Path
+from typing import IO, Any
 
-from ...engine.canonical import canonical_chunks, digest_chunks
+from ...engine.canonical import CanonicalError, canonical_chunks, digest_chunks, is_unicode
 from ...engine.canonical import quote as _quote
 from ...engine.capture import UNATTRIBUTED, AttemptLog
 from ...engine.events import Status, TraceEvent
 from ...engine.graph import TaskGraph
 from ...engine.orchestrator import Run
+from ...files import atomic_write_chunks, is_device
 from ...version import __version__
 from ...workflow.loader import Workflow
 from ...workflow.python_source import python_spec
 from .version import FORMAT, FORMAT_VERSION, FORMAT_VERSION_IO
 
-__all__ = ["checksum", "export_chunks", "export_name", "export_text", "run_document"]
+__all__ = [
+    "checksum",
+    "export_chunks",
+    "export_name",
+    "export_text",
+    "run_document",
+    "write_sealed",
+]
 
 _PACKAGES = ("textual", "rich", "pyyaml", "click", "pydantic", "jmespath")
 
@@ -122,11 +132,13 @@ def _additions_1_2(run: Run) -> dict[str, Any]:
     }
 
 
-def checksum(document: Mapping[str, Any]) -> str:
+def checksum(document: Mapping[str, Any], *, parsed: bool = False) -> str:
     """sha256 of the canonical JSON of every field but ``checksum``, taken piece by piece (an
-    export of 100,000 tasks is never one canonical string in memory)."""
+    export of 100,000 tasks is never one canonical string in memory). ``parsed``: the
+    document is what ``json.loads`` made of a file (see
+    :func:`~harness_tui.engine.canonical.canonical_chunks`)."""
     rest = {k: v for k, v in document.items() if k != "checksum"}
-    return digest_chunks(canonical_chunks(rest, depth=2))
+    return digest_chunks(canonical_chunks(rest, depth=2, parsed=parsed))
 
 
 _FIRST_KEYS = ("format", "format_version")
@@ -219,13 +231,8 @@ def _records(run: list[Any], level: int) -> str | None:
     text never holds one raw (a string escapes it), and only between two records does one
     follow a ``}`` (a scalar never ends in one), so replacing them lays the text out exactly.
     """
-    for item in run:
-        if type(item) is not dict or not item:
-            return None
-        if not (
-            _STR.issuperset(map(type, item)) and _SCALAR_TYPES.issuperset(map(type, item.values()))
-        ):
-            return None
+    if not _all_records(run):
+        return None
     text = _encode_records(run)[2:-2]  # without "[{" and "}]"
     inner = "\n" + _INDENT * (level + 1)
     close_open = "\n" + _INDENT * level + "},\n" + _INDENT * level + "{" + inner
@@ -233,7 +240,172 @@ def _records(run: list[Any], level: int) -> str | None:
     return "{" + inner + text + "\n" + _INDENT * level + "}"
 
 
+def _all_records(run: list[Any]) -> bool:
+    """Whether every member is a record: a non-empty object of scalars under string keys."""
+    for item in run:
+        if type(item) is not dict or not item:
+            return False
+        if not (
+            _STR.issuperset(map(type, item)) and _SCALAR_TYPES.issuperset(map(type, item.values()))
+        ):
+            return False
+    return True
+
+
 _SCALARS = (str, int, float, bool, type(None))
+
+
+# -- one pass: the text written and the checksum taken together ------------------------------
+
+
+def write_sealed(path: str | Path, document: dict[str, Any], limit: int | None) -> str:
+    """Write the export of ``document`` (which has no ``checksum`` yet) atomically and return
+    its checksum, now also in the file: exactly what :func:`export_chunks` writes of the
+    document with :func:`checksum` added, in one pass over the run instead of two.
+
+    The checksum comes second in the file but covers all that follows, so it is written as
+    a placeholder and set in place before the file is made durable and renamed. A run of
+    records (events, timings, attempts, plan rows) is encoded once, with control characters
+    for separators, and laid out both ways: indented for the file, compact for the
+    checksum. A device or a pipe, which cannot be written into afterwards, and a document
+    the pass does not take (a value with no JSON form, a lone surrogate) are written the
+    usual way, in two passes, with the same refusals.
+
+    Raises:
+        FileError: over ``limit`` bytes (nothing written).
+        CanonicalError: a value has no canonical JSON form (nothing written).
+    """
+    if "checksum" in document:
+        raise ValueError("the document has its checksum already")
+    keys_fit = all(key in document for key in _FIRST_KEYS) and all(
+        type(key) is str for key in document
+    )
+    if keys_fit and not is_device(Path(path)):
+        pass_ = _OnePass(document)
+        try:
+            atomic_write_chunks(path, pass_.pieces(), limit, pass_.seal)
+        except (_NotInOnePassError, CanonicalError):
+            pass  # written below, the usual way, which says what is wrong if anything is
+        else:
+            return pass_.checksum
+    sealed = checksum(document)
+    atomic_write_chunks(path, export_chunks({**document, "checksum": sealed}), limit)
+    return sealed
+
+
+class _NotInOnePassError(Exception):
+    """The one pass met what only the usual way words (see :func:`write_sealed`)."""
+
+
+_PLACEHOLDER = "0" * 64
+
+
+class _OnePass:
+    """The file's text of a document with a placeholder checksum, and its checksum, taken
+    while the text is written (see :func:`write_sealed`)."""
+
+    def __init__(self, document: dict[str, Any]) -> None:
+        self.document = document
+        self.hasher = hashlib.sha256()
+        self.offset = -1  # where the placeholder's first byte is in the file
+        self.checksum = ""
+
+    def pieces(self) -> Iterator[str]:
+        document, hash_text = self.document, self._hash_text
+        head = ",\n".join(
+            f"  {json.dumps(key)}: {json.dumps(document[key], ensure_ascii=False)}"
+            for key in _FIRST_KEYS
+        )
+        written = len(head.encode()) + 4  # "{\n" + head + ",\n"
+        yield "{\n" + head + ",\n"
+        hash_text("{")
+        hashed = written_keys = 0
+        for key in sorted({*document, "checksum"}):
+            file_sep = ",\n  " if written_keys else "  "
+            if key == "checksum":
+                self.offset = written + len(file_sep) + len('"checksum": "')
+                piece = f'{file_sep}"checksum": "{_PLACEHOLDER}"'
+                written += len(piece)
+                written_keys += 1
+                yield piece
+                continue
+            value = document[key]
+            hash_text(f"{',' if hashed else ''}{_quote(key)}:")
+            hashed += 1
+            if key in _FIRST_KEYS:  # written at the head, hashed in its sorted place
+                for chunk in canonical_chunks(value, f"$.{key}", 1):
+                    hash_text(chunk)
+                continue
+            written_keys += 1
+            for piece in self._value_pieces(key, value, f"{file_sep}{_quote(key)}: "):
+                written += len(piece) if piece.isascii() else len(piece.encode())
+                yield piece
+        hash_text("}")
+        yield "\n}\n"
+
+    def _hash_text(self, text: str) -> None:
+        if not is_unicode(text):
+            raise _NotInOnePassError
+        self.hasher.update(text.encode())
+
+    def _value_pieces(self, key: str, value: Any, opening: str) -> Iterator[str]:
+        """The file's pieces of one top-level value (the first led by ``opening``), its
+        canonical text hashed along the way."""
+        if type(value) is not list or not value:
+            yield opening
+            yield from _indented_chunks(value, 1, 1)
+            for chunk in canonical_chunks(value, f"$.{key}", 1):
+                self._hash_text(chunk)
+            return
+        yield opening + "["
+        self._hash_text("[")
+        inner = "\n" + _INDENT * 2
+        for start in range(0, len(value), _RUN):
+            run = value[start : start + _RUN]
+            written = _both_ways(run)
+            if written is None:  # not all records: member by member, each way
+                for index, item in enumerate(run, start):
+                    yield f",{inner}" if index else inner
+                    yield from _indented_chunks(item, 2, 0)
+                compact = "".join(canonical_chunks(run, f"$.{key}", 1))[1:-1]
+            else:
+                text, compact = written
+                yield (f",{inner}" if start else inner) + text
+            self._hash_text(f",{compact}" if start else compact)
+        self._hash_text("]")
+        yield "\n" + _INDENT + "]"
+
+    def seal(self, handle: IO[bytes]) -> None:
+        """Set the checksum in place of the placeholder (the text is all written)."""
+        self.checksum = self.hasher.hexdigest()
+        handle.flush()
+        handle.seek(self.offset)
+        handle.write(self.checksum.encode("ascii"))
+        handle.seek(0, 2)
+
+
+def _both_ways(run: list[Any]) -> tuple[str, str] | None:
+    """A run of records (see :func:`_records`) as the file lays it out at indent 2 and as
+    compact canonical JSON, from one call of the C encoder; None if one is not a record.
+
+    Raises:
+        _NotInOnePassError: a value has no JSON form (NaN) or the text holds a lone
+            surrogate: the usual way says which.
+    """
+    if not _all_records(run):
+        return None
+    try:
+        text = "".join(_dual_encoder(run, 0))
+    except ValueError:
+        raise _NotInOnePassError from None
+    if not is_unicode(text):
+        raise _NotInOnePassError
+    compact = text[1:-1].replace("\x01", ",").replace("\x02", ":")
+    inner = "\n" + _INDENT * 3
+    close_open = "\n" + _INDENT * 2 + "},\n" + _INDENT * 2 + "{" + inner
+    body = text[2:-2].replace("}\x01{", "\x03").replace("\x01", "," + inner)
+    body = body.replace("\x02", ": ").replace("\x03", close_open)
+    return "{" + inner + body + "\n" + _INDENT * 2 + "}", compact
 
 
 def _indented(value: Any, level: int) -> str:
@@ -277,6 +449,10 @@ if c_make_encoder is not None:
     _records_encoder = c_make_encoder(
         None, _not_scalar, encode_basestring, None, ": ", "\x01", True, False, True
     )
+    # Both separators marked, NaN refused (see _both_ways).
+    _dual_encoder = c_make_encoder(
+        None, _not_scalar, encode_basestring, None, "\x02", "\x01", True, False, False
+    )
 
     def _encode_records(run: list[Any]) -> str:
         return "".join(_records_encoder(run, 0))
@@ -285,6 +461,12 @@ else:  # pragma: no cover - interpreters without the C accelerator
     _encode_records = json.JSONEncoder(  # type: ignore[assignment]
         ensure_ascii=False, sort_keys=True, separators=("\x01", ": ")
     ).encode
+    _dual_iterencode = json.JSONEncoder(
+        ensure_ascii=False, sort_keys=True, separators=("\x01", "\x02"), allow_nan=False
+    ).iterencode
+
+    def _dual_encoder(run: list[Any], _level: int) -> Iterator[str]:
+        return _dual_iterencode(run)
 
 
 def run_document(
