@@ -132,8 +132,8 @@ def _write_export(record: RunRecord, target: str, fmt: str) -> None:
     except OSError as exc:
         die(f"cannot write {target}: {exc.strerror}")
     echo(f"exported: {target}", err=True)
-    if record.document.get("logs_omitted"):
-        echo(f"warning: task logs left out: {record.document['logs_omitted']}", err=True)
+    if record.logs_omitted:
+        echo(f"warning: task logs left out: {record.logs_omitted}", err=True)
 
 
 logs_option = click.option(

@@ -242,11 +242,18 @@ def plan_diff(
     *,
     old_settings: Mapping[str, Any] | None = None,
     new_settings: Mapping[str, Any] | None = None,
+    plans: tuple[Plan, Plan] | None = None,
 ) -> PlanDiff:
     """Compare the plans of two (graph, payload) pairs, their payloads value by value and,
-    when given, their workflow-level settings (``on_failure``, ``name``, ``description``)."""
-    old_plan = DeterministicScheduler(old_graph).plan(old_payload)
-    new_plan = DeterministicScheduler(new_graph).plan(new_payload)
+    when given, their workflow-level settings (``on_failure``, ``name``, ``description``).
+    ``plans``: the deterministic plans of the two pairs, when the caller has them already
+    (two run records checked to hold them)."""
+    if plans is None:
+        plans = (
+            DeterministicScheduler(old_graph).plan(old_payload),
+            DeterministicScheduler(new_graph).plan(new_payload),
+        )
+    old_plan, new_plan = plans
     result = _diff(old_graph, old_plan, new_graph, new_plan)
     settings = {
         name: {"old": (old_settings or {}).get(name), "new": (new_settings or {}).get(name)}

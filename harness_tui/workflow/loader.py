@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from ..engine.diff import PlanDiff
+    from ..engine.scheduler import Plan
     from .model import Defaults, TaskSpec, WorkflowSpec
 
     Spec = WorkflowSpec | PlainWorkflow
@@ -87,8 +88,15 @@ class Workflow:
         }
 
 
-def diff_workflows(old: Workflow, old_payload: Any, new: Workflow, new_payload: Any) -> PlanDiff:
-    """The plan diff of two workflow versions, their workflow-level settings included."""
+def diff_workflows(
+    old: Workflow,
+    old_payload: Any,
+    new: Workflow,
+    new_payload: Any,
+    plans: tuple[Plan, Plan] | None = None,
+) -> PlanDiff:
+    """The plan diff of two workflow versions, their workflow-level settings included
+    (``plans``: their deterministic plans, if the caller has them)."""
     from ..engine.diff import plan_diff
 
     return plan_diff(
@@ -98,6 +106,7 @@ def diff_workflows(old: Workflow, old_payload: Any, new: Workflow, new_payload: 
         new_payload,
         old_settings=old.settings(),
         new_settings=new.settings(),
+        plans=plans,
     )
 
 

@@ -249,3 +249,36 @@ def test_a_run_exported_to_a_device_is_sealed_the_two_pass_way(tmp_path: Path) -
     record.write("/dev/null")
     rest = {k: v for k, v in record.document.items() if k != "checksum"}
     assert record.document["checksum"] == digest(rest)
+
+
+def _partial_run(steps: int) -> tuple[Any, Any]:
+    workflow = load_workflow(ROOT / "workflows" / "user_profile.yaml")
+    run = TaskOrchestrator(workflow.graph, clock=FakeClock(tick=0.01)).start(workflow.payload)
+    for _ in range(steps):
+        run.step()
+    return run, workflow
+
+
+def test_a_records_rows_are_the_run_as_it_was_when_it_was_made(tmp_path: Path) -> None:
+    run, workflow = _partial_run(2)
+    record = RunRecord.from_run(run, workflow)
+    events = len(run.events)
+    run.run_to_end()  # the run goes on after its export was made
+    assert len(run.events) > events
+    written = record.write(tmp_path / "run.json")
+    read = RunRecord.read(written)
+    assert len(read.events) == events
+    assert read.document == record.document  # plain lists: as read back
+
+
+def test_a_records_document_is_plain_lists_equal_to_what_it_writes(tmp_path: Path) -> None:
+    run, workflow = _partial_run(100)
+    record = RunRecord.from_run(run, workflow)
+    assert isinstance(record._doc["trace"], writing.Rows)  # made when written, not before
+    document = record.document
+    assert all(type(value) is not writing.Rows for value in document.values())
+    assert document["trace"] == run.canonical_trace()
+    assert document["plan"] == run.plan.to_json()
+    assert document["timings"] == [event.timing() for event in run.events]
+    written = record.write(tmp_path / "run.json")
+    assert written.read_bytes() == whole_text(document).encode("utf-8")

@@ -38,7 +38,7 @@ from ...workflow.python_source import workflow_from_spec
 from ..errors import RecordError
 from .overrides import Override, add_overrides
 from .redaction import REPLACEMENT, UNCHECKED, redact_document
-from .writing import checksum, export_chunks, export_text, run_document, write_sealed
+from .writing import checksum, export_chunks, export_text, plain, run_document, write_sealed
 
 __all__ = ["RunRecord"]
 
@@ -103,6 +103,7 @@ class RunRecord:
         if keys:
             from .io_redaction import redact_recordings  # gzip and zlib: only when redacting
 
+            document = plain(document)  # every value is looked at
             params = [node.params for node in workflow.graph.nodes.values()]
             known = [run.payload, workflow.payload, *params, run.results]
             document = redact_document(document, keys, [workflow.payload, *params])
@@ -189,6 +190,7 @@ class RunRecord:
     def document(self) -> dict[str, Any]:
         """The export document (a lean record's without its long arrays), with its
         checksum (a record made from a run takes it as it is written, or here)."""
+        self._doc = plain(self._doc)
         if "checksum" not in self._doc:
             self._doc["checksum"] = checksum(self._doc)
         return self._doc
@@ -464,6 +466,12 @@ class RunRecord:
         if workflow is None:
             workflow = _PARSED[key] = parse_workflow(wf["source"], wf["path"], base=base)
         return workflow
+
+    @property
+    def logs_omitted(self) -> str | None:
+        """Why the task logs were left out of the export written (see :meth:`within`)."""
+        value = self._doc.get("logs_omitted")
+        return value if isinstance(value, str) else None
 
     @property
     def payload(self) -> Any:

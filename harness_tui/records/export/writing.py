@@ -6,10 +6,10 @@ import functools
 import hashlib
 import json
 import platform
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, overload
 
 from ...engine.canonical import CanonicalError, canonical_chunks, digest_chunks, is_unicode
 from ...engine.canonical import quote as _quote
@@ -17,6 +17,7 @@ from ...engine.capture import UNATTRIBUTED, AttemptLog
 from ...engine.events import Status, TraceEvent
 from ...engine.graph import TaskGraph
 from ...engine.orchestrator import Run
+from ...engine.scheduler import PlanStep
 from ...files import atomic_write_chunks, is_device
 from ...version import __version__
 from ...workflow.loader import Workflow
@@ -24,10 +25,12 @@ from ...workflow.python_source import python_spec
 from .version import FORMAT, FORMAT_VERSION, FORMAT_VERSION_IO
 
 __all__ = [
+    "Rows",
     "checksum",
     "export_chunks",
     "export_name",
     "export_text",
+    "plain",
     "run_document",
     "write_sealed",
 ]
@@ -186,6 +189,8 @@ def _indented_chunks(value: Any, level: int, depth: int) -> Iterator[str]:
     indent ``level``, in pieces: objects and arrays down to ``depth`` levels member by member
     (an object with a key that is not a string, which ``json`` would convert, whole)."""
     kind = type(value)
+    if kind is Rows:
+        kind = list  # written a run of members at a time, as a list is
     if (
         depth <= 0
         or not value
@@ -255,6 +260,43 @@ def _all_records(run: list[Any]) -> bool:
 _SCALARS = (str, int, float, bool, type(None))
 
 
+class Rows(Sequence[dict[str, Any]]):
+    """A long array of an export made from a run (its plan, trace or timings): each member is
+    made when it is asked for, from the run's own record of it, so that writing the export
+    holds a run of them at a time, not some 500,000 objects (about 160 MB at 100,000 tasks).
+    :attr:`.record.RunRecord.document` gives plain lists (:func:`plain`)."""
+
+    __slots__ = ("_items", "_make")
+
+    def __init__(self, items: Sequence[Any], make: Callable[[Any], dict[str, Any]]) -> None:
+        self._items = items
+        self._make = make
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(index, slice):
+            return list(map(self._make, self._items[index]))
+        return self._make(self._items[index])
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return map(self._make, self._items)
+
+
+def plain(document: dict[str, Any]) -> dict[str, Any]:
+    """``document`` with its :class:`Rows` made into lists (the same dict if it has none)."""
+    if not any(type(value) is Rows for value in document.values()):
+        return document
+    return {k: list(v) if type(v) is Rows else v for k, v in document.items()}
+
+
 # -- one pass: the text written and the checksum taken together ------------------------------
 
 
@@ -288,8 +330,9 @@ def write_sealed(path: str | Path, document: dict[str, Any], limit: int | None) 
             pass  # written below, the usual way, which says what is wrong if anything is
         else:
             return pass_.checksum
-    sealed = checksum(document)
-    atomic_write_chunks(path, export_chunks({**document, "checksum": sealed}), limit)
+    whole = plain(document)
+    sealed = checksum(whole)
+    atomic_write_chunks(path, export_chunks({**whole, "checksum": sealed}), limit)
     return sealed
 
 
@@ -351,7 +394,9 @@ class _OnePass:
     def _value_pieces(self, key: str, value: Any, opening: str) -> Iterator[str]:
         """The file's pieces of one top-level value (the first led by ``opening``), its
         canonical text hashed along the way."""
-        if type(value) is not list or not value:
+        if type(value) is Rows and not value:
+            value = []
+        if (type(value) is not list and type(value) is not Rows) or not value:
             yield opening
             yield from _indented_chunks(value, 1, 1)
             for chunk in canonical_chunks(value, f"$.{key}", 1):
@@ -479,7 +524,9 @@ def run_document(
     environment: Mapping[str, Any] | None,
 ) -> dict[str, Any]:
     """The export document of a run (finished or not) with its workflow, before redaction
-    and without its checksum (see :meth:`.record.RunRecord.from_run`)."""
+    and without its checksum (see :meth:`.record.RunRecord.from_run`). Its plan, trace and
+    timings are :class:`Rows` of the run's plan and of its events as they are now."""
+    events = tuple(run.events)  # the trace as of now: a paused run may go on
     document: dict[str, Any] = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -492,13 +539,13 @@ def run_document(
             "digest": workflow.digest,
         },
         "payload": run.payload,
-        "plan": run.plan.to_json(),
-        "trace": run.canonical_trace(),
+        "plan": Rows(run.plan.steps, PlanStep._asdict),
+        "trace": Rows(events, TraceEvent.canonical),
         "results": run.results,
         "status": status or run.status.value,
         "digests": run.digests(),
         "redacted": [],
-        "timings": [event.timing() for event in run.events],
+        "timings": Rows(events, TraceEvent.timing),
         "environment": dict(environment) if environment is not None else _environment(),
         **_additions_1_1(run, workflow, forked_from),
         **_additions_1_2(run),
