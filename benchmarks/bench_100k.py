@@ -6,18 +6,24 @@ excluded) in the same run (target: at most 2x).
 ``run --store --export``, ``replay`` and ``diff`` of two runs are also given as ratios of
 ``run --no-store -q``'s wall time and peak RSS in the same run (target: at most 1.5x).
 
-Run: python benchmarks/bench_100k.py [--tasks 100000] [--tree TREE]
+Each command runs ``--rounds`` times, the rounds interleaved (every command once, then
+again): the figures are medians with their spreads (min-max), the ratios medians of the
+per-round ratios (a loaded machine slows a round's commands together).
+
+Run: python benchmarks/bench_100k.py [--tasks 100000] [--rounds 3] [--tree TREE]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from statistics import median
 
 HERE = Path(__file__).resolve().parent
 
@@ -58,6 +64,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tasks", type=int, default=100_000)
     parser.add_argument("--tree", type=Path, default=HERE.parent)
+    parser.add_argument("--rounds", type=int, default=1)
     args = parser.parse_args()
     env = dict(os.environ, PYTHONPATH=str(args.tree.resolve()))
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode cached, as an installed package runs
@@ -82,20 +89,34 @@ def main() -> None:
         ("diff RUN RUN", [*cli, "diff", str(export), str(export)], None),
         ("engine (load excluded)", [sys.executable, "-c", ENGINE, str(big)], folder / "e.json"),
     ]
-    walls, peaks = {}, {}
-    print(f"{'command':26} {'wall s':>8} {'RSS MiB':>8}")
-    for name, command, out in steps:
-        took, rss = _timed(command, env, out)
-        if name.startswith("engine"):
-            took = float(__import__("json").loads((folder / "e.json").read_text())["seconds"])
-        walls[name], peaks[name] = took, rss
-        print(f"{name:26} {took:8.2f} {rss:8.0f}", flush=True)
-    ratio = walls["run --no-store -q"] / walls["engine (load excluded)"]
-    print(f"run --no-store -q / engine run: {ratio:.2f}x (target <= 2; the CLI includes its load)")
+    walls: dict[str, list[float]] = {}
+    peaks: dict[str, list[float]] = {}
+    for round_ in range(args.rounds):
+        store.unlink(missing_ok=True)  # each round records into a new store
+        for name, command, out in steps if round_ == 0 else steps[1:]:
+            took, rss = _timed(command, env, out)
+            if name.startswith("engine"):
+                took = float(json.loads((folder / "e.json").read_text())["seconds"])
+            walls.setdefault(name, []).append(took)
+            peaks.setdefault(name, []).append(rss)
+    print(f"{'command':26} {'wall s':>8} {'spread':>13} {'RSS MiB':>8}")
+    for name in walls:
+        times = walls[name]
+        spread = f"{min(times):.2f}-{max(times):.2f}"
+        print(f"{name:26} {median(times):8.2f} {spread:>13} {median(peaks[name]):8.0f}")
     base = "run --no-store -q"
+    ratio = _ratios(walls[base], walls["engine (load excluded)"])
+    print(f"{base} / engine run: {ratio} (target <= 2; the CLI includes its load)")
     for name in ("run --store -q --export", "replay", "diff RUN RUN"):
-        time_ratio, rss_ratio = walls[name] / walls[base], peaks[name] / peaks[base]
-        print(f"{name} / {base}: {time_ratio:.2f}x time, {rss_ratio:.2f}x peak RSS (target <= 1.5)")
+        time_ratio = _ratios(walls[name], walls[base])
+        rss_ratio = _ratios(peaks[name], peaks[base])
+        print(f"{name} / {base}: time {time_ratio}, peak RSS {rss_ratio} (target <= 1.5)")
+
+
+def _ratios(values: list[float], bases: list[float]) -> str:
+    """The median of the per-round ratios, with their spread."""
+    ratios = [value / base for value, base in zip(values, bases, strict=True)]
+    return f"{median(ratios):.2f}x [{min(ratios):.2f}-{max(ratios):.2f}]"
 
 
 if __name__ == "__main__":
