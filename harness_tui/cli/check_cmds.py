@@ -136,7 +136,7 @@ def _reapplied(
     from ..engine.spec import DEFAULT_ISOLATION
     from ..engine.untrusted import shown
     from ..executors.threads import ThreadExecutor
-    from ..records.export.overrides import OverrideError, overrides_of
+    from ..records.export.overrides import OverrideError
     from ..records.runs.live import executor_for
     from ..records.runs.whatif import (
         OverridingExecutor,
@@ -146,7 +146,7 @@ def _reapplied(
         set_outputs,
     )
 
-    overrides = overrides_of(record.document)
+    overrides = record.overrides
     if not overrides:
         return workflow, settings
     hidden = [o for o in overrides if o.redacted]

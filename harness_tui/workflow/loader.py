@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import weakref
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +50,7 @@ __all__ = [
     "Workflow",
     "diff_workflows",
     "load_workflow",
+    "parse_shared",
     "parse_workflow",
 ]
 
@@ -135,6 +137,28 @@ def load_workflow(path: str | Path) -> Workflow:
     except ValueError as exc:  # a NUL in the path
         raise fail(f"cannot read: {exc}") from None
     return parse_workflow(text, shown, base=file.resolve().parent)
+
+
+_SHARED: weakref.WeakValueDictionary[tuple[str, str, Path | None], Workflow] = (
+    weakref.WeakValueDictionary()
+)
+
+
+def parse_shared(text: str, path: str, base: Path | None) -> Workflow:
+    """:func:`parse_workflow` of a recorded source (an export's, a stored run's), parsed once
+    while anything holds it: two runs of one workflow (a diff of two of them) share one
+    parsed form, some 190 MB at 100,000 tasks, and one graph, which the plan diff compares
+    by identity. Only for what nothing changes: a graph the Python API grows is built, not
+    parsed.
+
+    Raises:
+        WorkflowError: as :func:`parse_workflow`.
+    """
+    key = (text, path, base)
+    workflow = _SHARED.get(key)
+    if workflow is None:
+        workflow = _SHARED[key] = parse_workflow(text, path, base=base)
+    return workflow
 
 
 def parse_workflow(

@@ -292,14 +292,14 @@ def test_two_exports_of_one_workflow_share_its_parsed_form_while_open(
 ) -> None:
     import gc
 
-    from harness_tui.records.export import record as record_module
+    from harness_tui.workflow import loader
 
     first, second = RunRecord.read(exported), RunRecord.read(exported)
     assert first.workflow is second.workflow  # one parse for a diff of two of its runs
     other = record_of(load_workflow(ROOT / "workflows/user_profile.yaml"))
     assert other.workflow is not first.workflow
     source = first.document["workflow"]["source"]
-    assert [key for key in record_module._PARSED if key[0] == source]
+    assert [key for key in loader._SHARED if key[0] == source]
     del first, second
     gc.collect()
-    assert not [key for key in record_module._PARSED if key[0] == source]  # let go
+    assert not [key for key in loader._SHARED if key[0] == source]  # let go

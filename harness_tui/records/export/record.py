@@ -10,7 +10,6 @@ is wrong. Writing is atomic (:func:`harness_tui.files.atomic_write_chunks`).
 from __future__ import annotations
 
 import json
-import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
@@ -33,22 +32,16 @@ from ...engine.state import trace_digest
 from ...files import FileError, atomic_write_chunks
 from ...workflow.errors import WorkflowError
 from ...workflow.limits import current
-from ...workflow.loader import Workflow, parse_workflow
+from ...workflow.loader import Workflow, parse_shared
 from ...workflow.python_source import workflow_from_spec
 from ..errors import RecordError
-from .overrides import Override, add_overrides
+from .overrides import Override, add_overrides, overrides_of
 from .redaction import REPLACEMENT, UNCHECKED, redact_document
 from .writing import checksum, export_chunks, export_text, plain, run_document, write_sealed
 
 __all__ = ["RunRecord"]
 
 _PACKAGES = ("textual", "rich", "pyyaml", "click", "pydantic", "jmespath")
-
-
-_PARSED: weakref.WeakValueDictionary[tuple[str, str, Path | None], Workflow] = (
-    weakref.WeakValueDictionary()
-)
-"""Embedded workflows parsed, by source, path and base folder, while a record holds them."""
 
 
 class RunRecord:
@@ -111,6 +104,10 @@ class RunRecord:
         # The checksum is taken as the export is written (one pass over the run), or when
         # its text is first asked for (see _whole).
         record = cls(document)
+        if not keys and document.get("spec") is None:
+            # The embedded workflow is this one's source: its parse is this one (a diff of
+            # two stored runs parses none again).
+            record.__dict__["workflow"] = workflow
         if keys:
             record._check_redacted_workflow()
         return record
@@ -459,13 +456,12 @@ class RunRecord:
             raise RecordError(
                 f"{self.source_name}: workflow path {wf['path']!r} is not a usable path"
             ) from None
-        # Two exports of one workflow (a diff of two of its runs) share its parsed form
-        # while either is open: at 100,000 tasks it is some 190 MB.
-        key = (wf["source"], wf["path"], base)
-        workflow = _PARSED.get(key)
-        if workflow is None:
-            workflow = _PARSED[key] = parse_workflow(wf["source"], wf["path"], base=base)
-        return workflow
+        return parse_shared(wf["source"], wf["path"], base)  # one parse for two runs
+
+    @property
+    def overrides(self) -> tuple[Override, ...]:
+        """The what-if changes of the re-run this record is (export 1.3; none before)."""
+        return overrides_of(self._doc)
 
     @property
     def logs_omitted(self) -> str | None:

@@ -18,7 +18,7 @@ from typing import Any
 from ...engine.events import FAILURE_STATUSES, PENDING, RUN_FAILING_STATUSES, TraceEvent
 from ...engine.untrusted import visible
 from ..export import RunRecord
-from ..export.overrides import override_cause, overrides_of
+from ..export.overrides import override_cause
 
 __all__ = [
     "DASHED",
@@ -245,7 +245,7 @@ def versions(record: RunRecord) -> list[list[str]]:
 def what_if(record: RunRecord) -> str | None:
     """``What-if re-run of run 1a2b3c4d5e6f: summarize: output overridden by the user`` for
     a fork with overrides (docs/recording.md), else None."""
-    overrides = overrides_of(record.document)
+    overrides = record.overrides
     if not overrides:
         return None
     parent = str(record.document["forked_from"]["run_digest"])[:12]

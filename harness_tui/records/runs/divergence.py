@@ -19,7 +19,7 @@ from ...engine.events import Status, TraceEvent
 from ...engine.untrusted import shorten
 from ...workflow.loader import diff_workflows
 from ..export import RunRecord
-from ..export.overrides import Override, override_cause, overrides_of
+from ..export.overrides import Override, override_cause
 
 __all__ = [
     "Divergence",
@@ -489,7 +489,7 @@ def compare_records(old: RunRecord, new: RunRecord) -> RecordComparison:
         )
     except HarnessError:
         plan = None
-    overrides = [*overrides_of(old.document), *overrides_of(new.document)]
+    overrides = [*old.overrides, *new.overrides]
     if plan is None:
         found = task_diff(old.events, new.events, old.outputs, new.outputs)
         return RecordComparison(None, overridden(found, overrides))

@@ -33,7 +33,7 @@ from ...workflow.python_source import load_python, python_spec
 from ...workflow.refs import PYTHON_REF
 from ..errors import RecordError
 from ..export import RunRecord
-from ..export.overrides import Override, overrides_of
+from ..export.overrides import Override
 from .whatif import OverridingExecutor, check_tasks, patch_workflow, set_outputs
 
 __all__ = ["Fork", "ForkError", "plan_fork"]
@@ -161,7 +161,7 @@ def _overridden(
     starts = {o.task for o in overrides} | ({task} if task is not None else set())
     if not starts:
         raise ForkError(f"{record.source_name}: nothing to re-run: give --from TASK or an override")
-    inherited = tuple(o for o in _inherited(overrides_of(record.document), overrides, task)
+    inherited = tuple(o for o in _inherited(record.overrides, overrides, task)
                       if o.task in target.graph.nodes)  # fmt: skip
     base = folder if folder is not None else _folder_of(target)
     target, applied = patch_workflow(target, (*inherited, *overrides), base)

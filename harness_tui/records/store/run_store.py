@@ -42,7 +42,7 @@ from ...engine.orchestrator import RetiredStep, Run, TaskOrchestrator
 from ...engine.recorded_calls import SECRET_HEADERS, CallMode, CallSession, Exchange
 from ...engine.resume import ResumeError
 from ...workflow.errors import WorkflowError
-from ...workflow.loader import Workflow, parse_workflow
+from ...workflow.loader import Workflow, parse_shared
 from ...workflow.python_source import (
     is_python_ref,
     load_python,
@@ -224,7 +224,7 @@ def _stored_workflow(
     if spec is not None:
         skipped = {e.task for e in events if e.status is Status.SKIPPED}
         return workflow_from_spec(spec, path, skipped)
-    return parse_workflow(source, path, base=Path(base) if base else None)
+    return parse_shared(source, path, Path(base) if base else None)
 
 
 def _python_for_resume(stored: StoredRun) -> Workflow:

@@ -1,0 +1,54 @@
+"""A diff of two stored runs (issue 41): their workflow parsed once, their exports compared
+without being written, checksummed or made into plain lists."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness_tui.engine.clock import FakeClock
+from harness_tui.engine.orchestrator import TaskOrchestrator
+from harness_tui.records.export import writing
+from harness_tui.records.runs.divergence import compare_records
+from harness_tui.records.store import RunStore
+from harness_tui.workflow.loader import load_workflow
+from tests.conftest import invoke
+
+ROOT = Path(__file__).resolve().parents[2]
+WORKFLOW = ROOT / "workflows" / "user_profile.yaml"
+
+
+def _two_runs(store: RunStore) -> tuple[str, str]:
+    workflow = load_workflow(WORKFLOW)
+    ids = []
+    for _ in range(2):
+        run = TaskOrchestrator(workflow.graph, clock=FakeClock()).start(workflow.payload)
+        run_id = store.record(run, workflow)
+        run.run_to_end()
+        store.finish(run, run_id)
+        ids.append(run_id)
+    return ids[0], ids[1]
+
+
+def test_two_stored_runs_of_one_workflow_share_its_parsed_form(tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "runs.db")
+    first, second = _two_runs(store)
+    a, b = store.export(first), store.export(second)
+    assert a.workflow is b.workflow  # one parse, and the plan diff's same-graph path
+
+
+def test_comparing_stored_runs_neither_checksums_nor_lists_their_arrays(tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "runs.db")
+    a, b = (store.export(run_id) for run_id in _two_runs(store))
+    comparison = compare_records(a, b)
+    assert comparison.tasks == [] and comparison.plan is not None
+    for record in (a, b):
+        assert "checksum" not in record._doc
+        assert isinstance(record._doc["trace"], writing.Rows)
+
+
+def test_diff_of_two_run_ids(tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "runs.db")
+    first, second = _two_runs(store)
+    store.close()
+    code, out, _ = invoke("diff", first, second, "--store", str(tmp_path / "runs.db"))
+    assert code == 0 and "traces agree task by task" in out
