@@ -3,8 +3,9 @@ time and peak RSS (``ru_maxrss`` of each process), and ``run --no-store -q`` aga
 engine's run of the same loaded graph (``TaskOrchestrator(wf.graph)`` to the end, load
 excluded) in the same run (target: at most 2x).
 
-``run --store --export``, ``replay`` and ``diff`` of two runs are also given as ratios of
-``run --no-store -q``'s wall time and peak RSS in the same run (target: at most 1.5x).
+``run --store --export``, ``replay`` and ``diff`` of two runs (exports, and run ids of the
+store) are also given as ratios of ``run --no-store -q``'s wall time and peak RSS in the same
+run (target: at most 1.5x).
 
 Each command runs ``--rounds`` times, the rounds interleaved (every command once, then
 again): the figures are medians with their spreads (min-max), the ratios medians of the
@@ -83,10 +84,12 @@ def main() -> None:
             [*cli, "run", str(big), "--store", str(store), "-q", "--export", str(export)],
             None,
         ),
+        ("run --store -q", [*cli, "run", str(big), "--store", str(store), "-q"], None),
         ("runs", [*cli, "runs", "--store", str(store)], None),
         ("replay", [*cli, "replay", str(export)], None),
         ("diff FILE FILE", [*cli, "diff", str(big), str(big)], None),
         ("diff RUN RUN", [*cli, "diff", str(export), str(export)], None),
+        ("diff ID ID", [*cli, "diff", "--store", str(store)], None),  # the two stored runs
         ("engine (load excluded)", [sys.executable, "-c", ENGINE, str(big)], folder / "e.json"),
     ]
     walls: dict[str, list[float]] = {}
@@ -94,6 +97,8 @@ def main() -> None:
     for round_ in range(args.rounds):
         store.unlink(missing_ok=True)  # each round records into a new store
         for name, command, out in steps if round_ == 0 else steps[1:]:
+            if name == "diff ID ID":
+                command = [*command, *_stored_ids(cli, store, env)]
             took, rss = _timed(command, env, out)
             if name.startswith("engine"):
                 took = float(json.loads((folder / "e.json").read_text())["seconds"])
@@ -107,10 +112,19 @@ def main() -> None:
     base = "run --no-store -q"
     ratio = _ratios(walls[base], walls["engine (load excluded)"])
     print(f"{base} / engine run: {ratio} (target <= 2; the CLI includes its load)")
-    for name in ("run --store -q --export", "replay", "diff RUN RUN"):
+    for name in ("run --store -q --export", "replay", "diff RUN RUN", "diff ID ID"):
         time_ratio = _ratios(walls[name], walls[base])
         rss_ratio = _ratios(peaks[name], peaks[base])
         print(f"{name} / {base}: time {time_ratio}, peak RSS {rss_ratio} (target <= 1.5)")
+
+
+def _stored_ids(cli: list[str], store: Path, env: dict[str, str]) -> list[str]:
+    """The ids of the runs in ``store`` (not timed)."""
+    listed = subprocess.run(
+        [*cli, "runs", "--store", str(store), "--json"],
+        env=env, cwd=env["PYTHONPATH"], capture_output=True, check=True, text=True,
+    )  # fmt: skip
+    return [run["id"] for run in json.loads(listed.stdout)]
 
 
 def _ratios(values: list[float], bases: list[float]) -> str:
