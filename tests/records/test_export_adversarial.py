@@ -1,0 +1,72 @@
+"""Adversarial checks of the one-pass export writer (``write_sealed``), the lazy ``Rows`` of a
+record made from a run, and the reading shortcuts (issue 41): each must give what the two-pass
+way gave, byte for byte or error for error."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness_tui.engine.canonical import CanonicalError
+from harness_tui.engine.clock import FakeClock
+from harness_tui.engine.orchestrator import TaskOrchestrator
+from harness_tui.records.export import RunRecord, writing
+from harness_tui.records.export.writing import checksum
+from harness_tui.workflow.loader import load_workflow
+
+ROOT = Path(__file__).resolve().parents[2]
+HEAD = {"format": "harness-run", "format_version": "1.1"}
+
+
+# -- refusals: the one pass must refuse as the checksum does ----------------------------------
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        pytest.param({"payload": "\ud800"}, id="lone-surrogate-in-a-scalar-value"),
+        pytest.param({"environment": {"\udc80": 1}}, id="lone-surrogate-in-a-nested-key"),
+        pytest.param({"payload": {1, 2}}, id="set-in-an-object-value"),
+        pytest.param({"results": {"a": b"bytes"}}, id="bytes-in-an-object-value"),
+        pytest.param({"trace": [{"a": {"b": "\ud800"}}]}, id="lone-surrogate-in-a-non-record"),
+        pytest.param({"trace": [{"a": {1}}]}, id="set-in-a-record-run"),
+    ],
+)
+def test_one_pass_refuses_outside_flat_records_as_the_checksum_does(
+    bad: dict[str, Any], tmp_path: Path
+) -> None:
+    """write_sealed promises 'the same refusals' as the two-pass way (a CanonicalError naming
+    the path). Outside a run of flat records the one pass writes the file text before it
+    hashes, so a lone surrogate escapes as UnicodeEncodeError and a set or bytes as
+    TypeError from json.dumps, neither of which it falls back on."""
+    document = {**HEAD, **bad}
+    with pytest.raises(CanonicalError) as caught:
+        checksum(document)
+    with pytest.raises(CanonicalError, match=re.escape(str(caught.value))):
+        writing.write_sealed(tmp_path / "run.json", dict(document), None)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "environment",
+    [
+        pytest.param({"x": {1}}, id="set"),
+        pytest.param({"x": "\ud800"}, id="lone-surrogate"),
+        pytest.param({"x": b"b"}, id="bytes"),
+    ],
+)
+def test_a_run_record_with_a_non_json_environment_is_refused_in_one_line(
+    environment: dict[str, Any], tmp_path: Path
+) -> None:
+    """Before the one pass, RunRecord.from_run took the checksum and refused a non-JSON value
+    with a CanonicalError (a HarnessError: one line at the CLI). Now the refusal comes at
+    write time, and it must still be that error, not a TypeError or UnicodeEncodeError."""
+    workflow = load_workflow(ROOT / "workflows" / "user_profile.yaml")
+    run = TaskOrchestrator(workflow.graph, clock=FakeClock(tick=0.01)).start(workflow.payload)
+    run.run_to_end()
+    with pytest.raises(CanonicalError, match=r"\$\.environment\.x: "):
+        RunRecord.from_run(run, workflow, environment=environment).write(tmp_path / "run.json")
+    assert list(tmp_path.iterdir()) == []
