@@ -70,3 +70,71 @@ def test_a_run_record_with_a_non_json_environment_is_refused_in_one_line(
     with pytest.raises(CanonicalError, match=r"\$\.environment\.x: "):
         RunRecord.from_run(run, workflow, environment=environment).write(tmp_path / "run.json")
     assert list(tmp_path.iterdir()) == []
+
+
+# -- read_pair: the second file's problems are still one RecordError naming it ----------------
+
+
+def _user_profile_document() -> dict[str, Any]:
+    workflow = load_workflow(ROOT / "workflows" / "user_profile.yaml")
+    run = TaskOrchestrator(workflow.graph, clock=FakeClock(tick=0.01)).start(workflow.payload)
+    return RunRecord.from_run(run.run_to_end(), workflow, environment={"a": 1}).document
+
+
+def _with_invalid_source(document: dict[str, Any], *, fix_digest: bool) -> dict[str, Any]:
+    """The export with an embedded source that is no workflow, its checksum recomputed."""
+    import copy
+
+    from harness_tui.engine.canonical import digest_text
+
+    changed = copy.deepcopy(document)
+    changed["workflow"]["source"] = "name: x\ntasks: [oops"
+    if fix_digest:
+        changed["workflow"]["digest"] = digest_text(changed["workflow"]["source"])
+    changed.pop("checksum")
+    changed["checksum"] = checksum(changed)
+    return changed
+
+
+@pytest.mark.parametrize(
+    ("fix_digest", "message"),
+    [
+        (True, "embedded workflow is invalid: "),
+        (False, "embedded workflow does not match its digest"),
+    ],
+)
+def test_read_pair_reports_the_second_files_invalid_workflow_as_a_record_error(
+    fix_digest: bool, message: str, tmp_path: Path
+) -> None:
+    """read_pair now asks ``other.workflow`` (to share the derived plan) before
+    ``other._check()``, so the second file's unparsable embedded workflow escapes as a raw
+    WorkflowError (no file name; before its digest check), where the first file's gives
+    the RecordError ``<file>: embedded workflow is invalid/does not match its digest``."""
+    import json
+
+    from harness_tui.records.errors import RecordError
+
+    document = _user_profile_document()
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    good.write_text(json.dumps(document), encoding="utf-8")
+    bad.write_text(
+        json.dumps(_with_invalid_source(document, fix_digest=fix_digest)), encoding="utf-8"
+    )
+    with pytest.raises(RecordError, match=re.escape(f"{bad}: {message}")):
+        RunRecord.read_pair(bad, good)  # the first file: as it always was
+    with pytest.raises(RecordError, match=re.escape(f"{bad}: {message}")):
+        RunRecord.read_pair(good, bad)  # the second: the same error
+
+
+def test_diff_names_the_second_file_whose_embedded_workflow_is_invalid(tmp_path: Path) -> None:
+    import json
+
+    from tests.conftest import invoke
+
+    document = _user_profile_document()
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    good.write_text(json.dumps(document), encoding="utf-8")
+    bad.write_text(json.dumps(_with_invalid_source(document, fix_digest=False)), encoding="utf-8")
+    code, out, err = invoke("diff", str(good), str(bad))
+    assert code == 2
+    assert err == f"error: {bad}: embedded workflow does not match its digest\n"
