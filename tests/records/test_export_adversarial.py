@@ -138,3 +138,30 @@ def test_diff_names_the_second_file_whose_embedded_workflow_is_invalid(tmp_path:
     code, out, err = invoke("diff", str(good), str(bad))
     assert code == 2
     assert err == f"error: {bad}: embedded workflow does not match its digest\n"
+
+
+# -- Rows: a record made from a run is written again as it was written first -------------------
+
+
+def test_a_record_of_a_run_not_yet_stepped_can_be_written_twice(tmp_path: Path) -> None:
+    """A record made from a run with no events yet (started, paused before its first step)
+    holds empty Rows for its trace and timings. Its first write (one pass) turns an empty
+    Rows into [], but once it has its checksum a second write goes through export_chunks,
+    whose _indented hands the empty Rows to json.dumps: TypeError ("Object of type Rows is
+    not JSON serializable"). Before, the same record wrote the same file twice."""
+    workflow = load_workflow(ROOT / "workflows" / "user_profile.yaml")
+    run = TaskOrchestrator(workflow.graph, clock=FakeClock(tick=0.01)).start(workflow.payload)
+    assert len(run.events) == 0
+    record = RunRecord.from_run(run, workflow, environment={"a": 1})
+    first = record.write(tmp_path / "first.json")
+    second = record.write(tmp_path / "second.json")
+    assert second.read_bytes() == first.read_bytes()
+    assert record.to_text().encode("utf-8") == first.read_bytes()
+
+
+def test_export_chunks_writes_empty_rows_as_an_empty_list() -> None:
+    """export_chunks takes Rows as lists (``kind = list``) except when they are empty."""
+    from harness_tui.records.export.writing import Rows, export_text
+
+    document = {**HEAD, "trace": Rows((), dict), "timings": Rows((), dict)}
+    assert export_text(document) == export_text({**HEAD, "trace": [], "timings": []})
