@@ -165,3 +165,40 @@ def test_export_chunks_writes_empty_rows_as_an_empty_list() -> None:
 
     document = {**HEAD, "trace": Rows((), dict), "timings": Rows((), dict)}
     assert export_text(document) == export_text({**HEAD, "trace": [], "timings": []})
+
+
+def _circular() -> list[Any]:
+    loop: list[Any] = []
+    loop.append(loop)
+    return loop
+
+
+def _deep(levels: int) -> list[Any]:
+    top: list[Any] = []
+    here = top
+    for _ in range(levels):
+        here.append([])
+        here = here[0]
+    return top
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        pytest.param({"payload": _circular()}, id="circular-value"),
+        pytest.param({"trace": [{"a": _circular()}]}, id="circular-trace-member"),
+        pytest.param({"payload": _deep(3000)}, id="nested-deeper-than-the-recursion-limit"),
+    ],
+)
+def test_one_pass_refuses_a_circular_or_too_deep_value_as_the_checksum_does(
+    bad: dict[str, Any], tmp_path: Path
+) -> None:
+    """The same root cause as above (the file text is made before the checksum's canonical
+    JSON): json.dumps's 'Circular reference detected' ValueError and a RecursionError escape
+    the one pass, where the checksum says 'circular or too deeply nested'."""
+    document = {**HEAD, **bad}
+    with pytest.raises(CanonicalError, match="circular or too deeply nested") as caught:
+        checksum(document)
+    with pytest.raises(CanonicalError, match=re.escape(str(caught.value))):
+        writing.write_sealed(tmp_path / "run.json", dict(document), None)
+    assert list(tmp_path.iterdir()) == []
