@@ -9,12 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from harness_tui.engine.canonical import CanonicalError
 from harness_tui.engine.clock import FakeClock
 from harness_tui.engine.orchestrator import TaskOrchestrator
 from harness_tui.records.export import RunRecord, writing
-from harness_tui.records.export.writing import checksum
+from harness_tui.records.export.writing import Rows, checksum, export_chunks, plain
 from harness_tui.workflow.loader import load_workflow
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -135,7 +137,7 @@ def test_diff_names_the_second_file_whose_embedded_workflow_is_invalid(tmp_path:
     good, bad = tmp_path / "good.json", tmp_path / "bad.json"
     good.write_text(json.dumps(document), encoding="utf-8")
     bad.write_text(json.dumps(_with_invalid_source(document, fix_digest=False)), encoding="utf-8")
-    code, out, err = invoke("diff", str(good), str(bad))
+    code, _, err = invoke("diff", str(good), str(bad))
     assert code == 2
     assert err == f"error: {bad}: embedded workflow does not match its digest\n"
 
@@ -161,7 +163,7 @@ def test_a_record_of_a_run_not_yet_stepped_can_be_written_twice(tmp_path: Path) 
 
 def test_export_chunks_writes_empty_rows_as_an_empty_list() -> None:
     """export_chunks takes Rows as lists (``kind = list``) except when they are empty."""
-    from harness_tui.records.export.writing import Rows, export_text
+    from harness_tui.records.export.writing import export_text
 
     document = {**HEAD, "trace": Rows((), dict), "timings": Rows((), dict)}
     assert export_text(document) == export_text({**HEAD, "trace": [], "timings": []})
@@ -202,3 +204,49 @@ def test_one_pass_refuses_a_circular_or_too_deep_value_as_the_checksum_does(
     with pytest.raises(CanonicalError, match=re.escape(str(caught.value))):
         writing.write_sealed(tmp_path / "run.json", dict(document), None)
     assert list(tmp_path.iterdir()) == []
+
+
+# -- what held: the one pass on Rows, hostile text and nested members (passes) ---------------
+
+_ODD = st.sampled_from([*'}{,:"\\\x01\x02\x03\né\u2028\ufeff\U0001f600[', "}\x01{"])
+_TEXT = st.lists(_ODD | st.characters(exclude_categories=("Cs",)), max_size=5).map("".join)
+_KEY = _TEXT | st.sampled_from(["checksum", "a", "", "A", "ch", "chz"])
+_SCALAR = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | _TEXT
+)
+_NESTED = st.recursive(
+    _SCALAR, lambda c: st.lists(c, max_size=3) | st.dictionaries(_KEY, c, max_size=3), max_leaves=6
+)
+_MEMBER = st.dictionaries(_KEY, _SCALAR, max_size=4) | st.dictionaries(_KEY, _NESTED, max_size=3)
+_TOP = _KEY.filter(lambda k: k not in ("checksum", "format", "format_version"))
+
+
+def _same(member: Any) -> Any:
+    return member
+
+
+@pytest.mark.slow
+@settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    document=st.dictionaries(_TOP, st.lists(_MEMBER, max_size=6) | _NESTED, max_size=5),
+    run=st.sampled_from([1, 2, 1024]),
+)
+def test_one_pass_over_rows_of_hostile_members_writes_the_two_pass_bytes(
+    document: dict[str, Any], run: int, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    document = {
+        **HEAD,
+        **{k: Rows(tuple(v), _same) if type(v) is list else v for k, v in document.items()},
+    }
+    whole = plain(document)
+    sealed = checksum(whole)
+    expected = "".join(export_chunks({**whole, "checksum": sealed})).encode("utf-8")
+    target = tmp_path_factory.mktemp("rows") / "run.json"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(writing, "_RUN", run)
+        assert writing.write_sealed(target, dict(document), None) == sealed
+    assert target.read_bytes() == expected
