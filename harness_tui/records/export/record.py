@@ -283,7 +283,7 @@ class RunRecord:
             one._check()  # the first file's own problem is the one reported
             raise
         one._check()
-        if other.workflow is one.workflow:  # two runs of one workflow: its plan made once
+        if other._embeds_as(one):  # two runs of one workflow: its plan made once
             other._derived = one._derived
         other._check()
         return one, other
@@ -305,6 +305,15 @@ class RunRecord:
             record._let_arrays_go()
         record._check()
         return record
+
+    def _embeds_as(self, other: RunRecord) -> bool:
+        """Whether this record embeds the workflow ``other`` does, the same parse (known
+        without parsing it: a workflow that does not parse is reported by the check)."""
+        return (
+            self._doc["workflow"] == other._doc["workflow"]
+            and self._doc.get("spec") is None
+            and other._doc.get("spec") is None
+        )
 
     def _check(self) -> None:
         self._check_consistency()

@@ -11,7 +11,7 @@ from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-
 from pathlib import Path
 from typing import IO, Any, overload
 
-from ...engine.canonical import CanonicalError, canonical_chunks, digest_chunks, is_unicode
+from ...engine.canonical import canonical_chunks, digest_chunks, is_unicode
 from ...engine.canonical import quote as _quote
 from ...engine.capture import UNATTRIBUTED, AttemptLog
 from ...engine.events import Status, TraceEvent
@@ -189,8 +189,11 @@ def _indented_chunks(value: Any, level: int, depth: int) -> Iterator[str]:
     indent ``level``, in pieces: objects and arrays down to ``depth`` levels member by member
     (an object with a key that is not a string, which ``json`` would convert, whole)."""
     kind = type(value)
-    if kind is Rows:
-        kind = list  # written a run of members at a time, as a list is
+    if kind is Rows:  # written a run of members at a time, as a list is
+        if not value:
+            yield "[]"
+            return
+        kind = list
     if (
         depth <= 0
         or not value
@@ -326,7 +329,7 @@ def write_sealed(path: str | Path, document: dict[str, Any], limit: int | None) 
         pass_ = _OnePass(document)
         try:
             atomic_write_chunks(path, pass_.pieces(), limit, pass_.seal)
-        except (_NotInOnePassError, CanonicalError):
+        except _NotInOnePassError:
             pass  # written below, the usual way, which says what is wrong if anything is
         else:
             return pass_.checksum
@@ -354,6 +357,14 @@ class _OnePass:
         self.checksum = ""
 
     def pieces(self) -> Iterator[str]:
+        """The file's text in pieces (see :class:`_OnePass`); anything the pass cannot
+        take is left to the usual way, which words it."""
+        try:
+            yield from self._pieces()
+        except (TypeError, ValueError, RecursionError):  # CanonicalError, UnicodeError too
+            raise _NotInOnePassError from None
+
+    def _pieces(self) -> Iterator[str]:
         document, hash_text = self.document, self._hash_text
         head = ",\n".join(
             f"  {json.dumps(key)}: {json.dumps(document[key], ensure_ascii=False)}"
