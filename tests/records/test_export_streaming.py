@@ -282,3 +282,18 @@ def test_a_records_document_is_plain_lists_equal_to_what_it_writes(tmp_path: Pat
     assert document["timings"] == [event.timing() for event in run.events]
     written = record.write(tmp_path / "run.json")
     assert written.read_bytes() == whole_text(document).encode("utf-8")
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "workflows").glob("*.yaml")), ids=lambda p: p.stem)
+def test_a_run_records_views_are_those_its_document_gives(path: Path) -> None:
+    workflow = load_workflow(path)
+    run = TaskOrchestrator(
+        workflow.graph, clock=FakeClock(tick=0.01), on_failure=workflow.on_failure
+    ).start(workflow.payload)
+    record = RunRecord.from_run(run.run_to_end(), workflow)
+    rebuilt = RunRecord(record.document)  # views made from the plain document
+    assert record.events == rebuilt.events
+    assert [e._asdict() for e in record.events] == [e._asdict() for e in rebuilt.events]
+    assert list(record.outputs.items()) == list(rebuilt.outputs.items())
+    assert record.workflow.digest == rebuilt.workflow.digest
+    assert record.plan == rebuilt.plan

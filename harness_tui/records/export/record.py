@@ -37,7 +37,15 @@ from ...workflow.python_source import workflow_from_spec
 from ..errors import RecordError
 from .overrides import Override, add_overrides, overrides_of
 from .redaction import REPLACEMENT, UNCHECKED, redact_document
-from .writing import checksum, export_chunks, export_text, plain, run_document, write_sealed
+from .writing import (
+    Rows,
+    checksum,
+    export_chunks,
+    export_text,
+    plain,
+    run_document,
+    write_sealed,
+)
 
 __all__ = ["RunRecord"]
 
@@ -104,10 +112,15 @@ class RunRecord:
         # The checksum is taken as the export is written (one pass over the run), or when
         # its text is first asked for (see _whole).
         record = cls(document)
-        if not keys and document.get("spec") is None:
-            # The embedded workflow is this one's source: its parse is this one (a diff of
-            # two stored runs parses none again).
-            record.__dict__["workflow"] = workflow
+        if not keys:
+            # The views are the run's own, as of now (its events are the trace's rows):
+            # nothing is made again from the document (a diff of two stored runs).
+            trace = document["trace"]
+            if type(trace) is Rows:
+                record.__dict__["events"] = list(trace.source)
+                record.__dict__["outputs"] = run.output_texts()
+            if document.get("spec") is None:  # the embedded source is this one's: its parse
+                record.__dict__["workflow"] = workflow
         if keys:
             record._check_redacted_workflow()
         return record

@@ -275,6 +275,11 @@ class Rows(Sequence[dict[str, Any]]):
         self._items = items
         self._make = make
 
+    @property
+    def source(self) -> Sequence[Any]:
+        """The run's own records the members are made from (a trace's events)."""
+        return self._items
+
     def __len__(self) -> int:
         return len(self._items)
 
