@@ -60,51 +60,52 @@ def _environment() -> dict[str, Any]:
     }
 
 
-def _log_json(run: Run, task: str, attempt: int) -> dict[str, Any] | None:
-    return _log_dict(run.log(task, attempt))
-
-
 def _log_dict(log: AttemptLog | None) -> dict[str, Any] | None:
     if log is None or not (log.text or log.truncated):
         return None
     return {"text": log.text, "truncated": log.truncated}
 
 
-def _attempts(run: Run, graph: TaskGraph, logs: bool = True) -> list[dict[str, Any]]:
+def _attempts(run: Run, graph: TaskGraph) -> Rows:
     """Each attempt as it really ran (export 1.1): from its ``running`` event to its final one,
-    with what it printed or logged (``log`` is None when it wrote nothing, or ``logs`` is off).
+    with what it printed or logged (``log`` is None when it wrote nothing), as :class:`Rows`
+    made when written.
 
     A fallback has no ``running`` event; its start is its final event's ``started_at``.
     """
     started: dict[tuple[str, int], TraceEvent] = {}
-    recordings = run.recordings()
-    attempts = []
+    # As of now, as the events, and without holding the run: what an ended attempt wrote
+    # and was answered is whole.
+    recordings, logs = run.recordings(), run.logs()
+    ended: list[tuple[TraceEvent, TraceEvent | None]] = []
     for event in run.events:
         if event.attempt == 0:
             continue
-        key = (event.task, event.attempt)
         if event.status is Status.RUNNING:
-            started[key] = event
-            continue
-        opened = started.pop(key, None)
+            started[(event.task, event.attempt)] = event
+        else:
+            ended.append((event, started.pop((event.task, event.attempt), None)))
+
+    def attempt(pair: tuple[TraceEvent, TraceEvent | None]) -> dict[str, Any]:
+        event, opened = pair
         fallback = event.attempt > graph[event.task].max_retries + 1
-        attempts.append(
-            {
-                "task": event.task,
-                "attempt": event.attempt,
-                "kind": "fallback" if fallback else "task",
-                "started_at": event.started_at,
-                "ended_at": event.ended_at,
-                "wall_started": opened.wall if opened is not None else None,
-                "wall_ended": event.wall,
-                "worker": event.worker,
-                "log": _log_json(run, event.task, event.attempt) if logs else None,
-            }
-        )
-        exchanges = recordings.get(key)
+        made = {
+            "task": event.task,
+            "attempt": event.attempt,
+            "kind": "fallback" if fallback else "task",
+            "started_at": event.started_at,
+            "ended_at": event.ended_at,
+            "wall_started": opened.wall if opened is not None else None,
+            "wall_ended": event.wall,
+            "worker": event.worker,
+            "log": _log_dict(logs.get((event.task, event.attempt))),
+        }
+        exchanges = recordings.get((event.task, event.attempt))
         if exchanges:
-            attempts[-1]["io"] = [exchange.to_json() for exchange in exchanges]
-    return attempts
+            made["io"] = [exchange.to_json() for exchange in exchanges]
+        return made
+
+    return Rows(ended, attempt)
 
 
 def _additions_1_1(
