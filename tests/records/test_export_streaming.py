@@ -263,11 +263,13 @@ def test_a_records_rows_are_the_run_as_it_was_when_it_was_made(tmp_path: Path) -
     run, workflow = _partial_run(2)
     record = RunRecord.from_run(run, workflow)
     events = len(run.events)
+    ended = sum(1 for e in run.events if e.attempt and e.status != "running")
     run.run_to_end()  # the run goes on after its export was made
     assert len(run.events) > events
     written = record.write(tmp_path / "run.json")
     read = RunRecord.read(written)
     assert len(read.events) == events
+    assert len(read.document["attempts"]) == ended == 2
     assert read.document == record.document  # plain lists: as read back
 
 
