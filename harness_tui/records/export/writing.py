@@ -105,7 +105,12 @@ def _attempts(run: Run, graph: TaskGraph) -> Rows:
             made["io"] = [exchange.to_json() for exchange in exchanges]
         return made
 
-    return Rows(ended, attempt)
+    return Rows(ended, attempt, lambda pair: not (_has_log(logs, pair[0]) or recordings))
+
+
+def _has_log(logs: Mapping[tuple[str, int], AttemptLog], event: TraceEvent) -> bool:
+    log = logs.get((event.task, event.attempt))
+    return log is not None and bool(log.text or log.truncated)
 
 
 def _additions_1_1(
@@ -270,11 +275,23 @@ class Rows(Sequence[dict[str, Any]]):
     holds a run of them at a time, not some 500,000 objects (about 160 MB at 100,000 tasks).
     :attr:`.record.RunRecord.document` gives plain lists (:func:`plain`)."""
 
-    __slots__ = ("_items", "_make")
+    __slots__ = ("_flat", "_items", "_make")
 
-    def __init__(self, items: Sequence[Any], make: Callable[[Any], dict[str, Any]]) -> None:
+    def __init__(
+        self,
+        items: Sequence[Any],
+        make: Callable[[Any], dict[str, Any]],
+        flat: Callable[[Any], bool] | None = None,
+    ) -> None:
         self._items = items
         self._make = make
+        self._flat = flat
+
+    def flat(self, start: int, stop: int) -> bool:
+        """Whether the members ``start:stop`` are known to be records (non-empty objects of
+        scalars under string keys) without looking at them: ``flat`` says so of the item each
+        is made from (an event without an error; a plan row always)."""
+        return self._flat is not None and all(map(self._flat, self._items[start:stop]))
 
     @property
     def source(self) -> Sequence[Any]:
@@ -297,6 +314,14 @@ class Rows(Sequence[dict[str, Any]]):
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         return map(self._make, self._items)
+
+
+def _always(_item: Any) -> bool:
+    return True
+
+
+def _without_error(event: TraceEvent) -> bool:
+    return event.error is None
 
 
 def plain(document: dict[str, Any]) -> dict[str, Any]:
@@ -424,7 +449,8 @@ class _OnePass:
         inner = "\n" + _INDENT * 2
         for start in range(0, len(value), _RUN):
             run = value[start : start + _RUN]
-            written = _both_ways(run)
+            known = type(value) is Rows and value.flat(start, start + _RUN)
+            written = _both_ways(run, known)
             if written is None:  # not all records: member by member, each way
                 for index, item in enumerate(run, start):
                     yield f",{inner}" if index else inner
@@ -446,15 +472,16 @@ class _OnePass:
         handle.seek(0, 2)
 
 
-def _both_ways(run: list[Any]) -> tuple[str, str] | None:
+def _both_ways(run: list[Any], known: bool = False) -> tuple[str, str] | None:
     """A run of records (see :func:`_records`) as the file lays it out at indent 2 and as
-    compact canonical JSON, from one call of the C encoder; None if one is not a record.
+    compact canonical JSON, from one call of the C encoder; None if one is not a record
+    (``known``: they are, see :meth:`Rows.flat`).
 
     Raises:
         _NotInOnePassError: a value has no JSON form (NaN) or the text holds a lone
             surrogate: the usual way says which.
     """
-    if not _all_records(run):
+    if not (known or _all_records(run)):
         return None
     try:
         text = "".join(_dual_encoder(run, 0))
@@ -556,13 +583,13 @@ def run_document(
             "digest": workflow.digest,
         },
         "payload": run.payload,
-        "plan": Rows(run.plan.steps, PlanStep._asdict),
-        "trace": Rows(events, TraceEvent.canonical),
+        "plan": Rows(run.plan.steps, PlanStep._asdict, _always),
+        "trace": Rows(events, TraceEvent.canonical, _without_error),
         "results": run.results,
         "status": status or run.status.value,
         "digests": run.digests(),
         "redacted": [],
-        "timings": Rows(events, TraceEvent.timing),
+        "timings": Rows(events, TraceEvent.timing, _always),
         "environment": dict(environment) if environment is not None else _environment(),
         **_additions_1_1(run, workflow, forked_from),
         **_additions_1_2(run),
