@@ -299,3 +299,51 @@ def test_a_run_records_views_are_those_its_document_gives(path: Path) -> None:
     assert list(record.outputs.items()) == list(rebuilt.outputs.items())
     assert record.workflow.digest == rebuilt.workflow.digest
     assert record.plan == rebuilt.plan
+
+
+@pytest.mark.parametrize("run", [1, 2, 1024])
+def test_one_pass_lays_out_objects_of_records_as_the_two_pass_way(run: int, tmp_path: Path) -> None:
+    hostile = ['}\x01"', "\x02{", "a: b, c", '"}', "é\u2028", "\\", ""]
+    results = {
+        f"t{i}{name}": {"index": i, "label": name, "score": i / 7, "ok": i % 2 == 0}
+        for i, name in enumerate(hostile * 3)
+    }
+    document = {
+        "format": "harness-run",
+        "format_version": "1.1",
+        "results": results,
+        "payload": {"user": {"id": "u1", "tier": "gold"}, "empty": {}, "n": 3},
+    }
+    target = tmp_path / "run.json"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(writing, "_RUN", run)
+        sealed = writing.write_sealed(target, dict(document), None)
+    text, expected = _as_written_before(document)
+    assert sealed == expected
+    assert target.read_bytes() == text.encode("utf-8")
+
+
+_ODD_TEXT = st.text(
+    st.sampled_from('}{,:"\\\x01\x02\n é') | st.characters(exclude_categories=("Cs",))
+)
+_SCALARS = (
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | _ODD_TEXT
+).filter(lambda v: not (isinstance(v, float) and v in (float("inf"), float("-inf"))))
+_RECORDS = st.dictionaries(
+    _ODD_TEXT, st.dictionaries(_ODD_TEXT, _SCALARS, min_size=1, max_size=4), max_size=12
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(results=_RECORDS, run=st.sampled_from([1, 2, 3, 1024]))
+def test_one_pass_lays_out_any_object_of_records_as_the_two_pass_way(
+    results: dict[str, Any], run: int, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    document = {"format": "harness-run", "format_version": "1.1", "results": results}
+    target = tmp_path_factory.mktemp("records") / "run.json"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(writing, "_RUN", run)
+        sealed = writing.write_sealed(target, dict(document), None)
+    text, expected = _as_written_before(document)
+    assert sealed == expected
+    assert target.read_bytes() == text.encode("utf-8")

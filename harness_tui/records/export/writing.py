@@ -6,7 +6,7 @@ import functools
 import hashlib
 import json
 import platform
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import IO, Any, overload
@@ -254,7 +254,7 @@ def _records(run: list[Any], level: int) -> str | None:
     return "{" + inner + text + "\n" + _INDENT * level + "}"
 
 
-def _all_records(run: list[Any]) -> bool:
+def _all_records(run: Iterable[Any]) -> bool:
     """Whether every member is a record: a non-empty object of scalars under string keys."""
     for item in run:
         if type(item) is not dict or not item:
@@ -438,6 +438,9 @@ class _OnePass:
         canonical text hashed along the way."""
         if type(value) is Rows and not value:
             value = []
+        if type(value) is dict and value and all(type(name) is str for name in value):
+            yield from self._object_pieces(key, value, opening)
+            return
         if (type(value) is not list and type(value) is not Rows) or not value:
             yield opening
             yield from _indented_chunks(value, 1, 1)
@@ -463,6 +466,28 @@ class _OnePass:
         self._hash_text("]")
         yield "\n" + _INDENT + "]"
 
+    def _object_pieces(self, key: str, value: dict[str, Any], opening: str) -> Iterator[str]:
+        """:meth:`_value_pieces` of a non-empty object with string keys (a run's results):
+        runs of members whose values are records are encoded once and laid out both ways."""
+        yield opening + "{"
+        self._hash_text("{")
+        names = sorted(value)
+        inner = "\n" + _INDENT * 2
+        for start in range(0, len(names), _RUN):
+            run = {name: value[name] for name in names[start : start + _RUN]}
+            written = _members_both_ways(run)
+            if written is None:  # not all records: member by member, each way
+                for index, name in enumerate(run, start):
+                    yield f"{',' if index else ''}{inner}{_quote(name)}: "
+                    yield from _indented_chunks(run[name], 2, 0)
+                compact = "".join(canonical_chunks(run, f"$.{key}", 1))[1:-1]
+            else:
+                text, compact = written
+                yield (f",{inner}" if start else inner) + text
+            self._hash_text(f",{compact}" if start else compact)
+        self._hash_text("}")
+        yield "\n" + _INDENT + "}"
+
     def seal(self, handle: IO[bytes]) -> None:
         """Set the checksum in place of the placeholder (the text is all written)."""
         self.checksum = self.hasher.hexdigest()
@@ -470,6 +495,45 @@ class _OnePass:
         handle.seek(self.offset)
         handle.write(self.checksum.encode("ascii"))
         handle.seek(0, 2)
+
+
+def _members_both_ways(run: dict[str, Any]) -> tuple[str, str] | None:
+    """Members of an object whose values are all records, as the file lays them out at
+    indent 2 (without the braces) and as compact canonical JSON, from one call of the C
+    encoder; None if a value is not a record.
+
+    Between two members the encoder writes ``}\x01"`` (a record closes, the next key
+    opens: a scalar never ends in ``}``), after a member's key ``\x02{`` (a record's value
+    is a scalar, never ``{``); every other separator is inside a record.
+
+    Raises:
+        _NotInOnePassError: as :func:`_both_ways`.
+    """
+    if not _all_records(run.values()):
+        return None
+    text = _dual_text(run)
+    compact = text[1:-1].replace("\x01", ",").replace("\x02", ":")
+    member, field = "\n" + _INDENT * 2, "\n" + _INDENT * 3
+    body = text[1:-2].replace("}\x01", "\x03").replace("\x02{", "\x04")
+    body = body.replace("\x01", "," + field).replace("\x02", ": ")
+    body = body.replace("\x03", member + "}," + member).replace("\x04", ": {" + field)
+    return body + member + "}", compact
+
+
+def _dual_text(value: Any) -> str:
+    """``value`` by the C encoder, ``\x01`` between members and ``\x02`` after keys.
+
+    Raises:
+        _NotInOnePassError: a value has no JSON form (NaN) or the text holds a lone
+            surrogate: the usual way says which.
+    """
+    try:
+        text = "".join(_dual_encoder(value, 0))
+    except ValueError:
+        raise _NotInOnePassError from None
+    if not is_unicode(text):
+        raise _NotInOnePassError
+    return text
 
 
 def _both_ways(run: list[Any], known: bool = False) -> tuple[str, str] | None:
@@ -483,12 +547,7 @@ def _both_ways(run: list[Any], known: bool = False) -> tuple[str, str] | None:
     """
     if not (known or _all_records(run)):
         return None
-    try:
-        text = "".join(_dual_encoder(run, 0))
-    except ValueError:
-        raise _NotInOnePassError from None
-    if not is_unicode(text):
-        raise _NotInOnePassError
+    text = _dual_text(run)
     compact = text[1:-1].replace("\x01", ",").replace("\x02", ":")
     inner = "\n" + _INDENT * 3
     close_open = "\n" + _INDENT * 2 + "},\n" + _INDENT * 2 + "{" + inner
