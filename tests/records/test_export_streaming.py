@@ -186,6 +186,17 @@ def test_an_export_checked_in_runs_reports_the_whole_schemas_first_error(
 SEALED_KEYS = st.sampled_from(["trace", "plan", "é", "", "a", "zz"])
 
 
+def _assert_written_as_in_two_passes(document: dict[str, Any], target: Path, run: int) -> None:
+    """One pass over ``document``, its members in runs of ``run``, writes the two-pass way's
+    text and returns its checksum."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(writing, "_RUN", run)
+        sealed = writing.write_sealed(target, dict(document), None)
+    text, expected = _as_written_before(document)
+    assert sealed == expected
+    assert target.read_bytes() == text.encode("utf-8")
+
+
 def _as_written_before(document: dict[str, Any]) -> tuple[str, str]:
     """The text and checksum of the two-pass way: the checksum, then the text."""
     sealed = digest(document)
@@ -203,12 +214,7 @@ def test_one_pass_writes_the_two_pass_text_and_checksum(
     document.pop("checksum", None)
     document |= {"format": "harness-run", "format_version": "1.1"}
     target = tmp_path_factory.mktemp("sealed") / "run.json"
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(writing, "_RUN", run)
-        sealed = writing.write_sealed(target, dict(document), None)
-    text, expected = _as_written_before(document)
-    assert sealed == expected
-    assert target.read_bytes() == text.encode("utf-8")
+    _assert_written_as_in_two_passes(document, target, run)
 
 
 @pytest.mark.parametrize(
@@ -315,12 +321,7 @@ def test_one_pass_lays_out_objects_of_records_as_the_two_pass_way(run: int, tmp_
         "payload": {"user": {"id": "u1", "tier": "gold"}, "empty": {}, "n": 3},
     }
     target = tmp_path / "run.json"
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(writing, "_RUN", run)
-        sealed = writing.write_sealed(target, dict(document), None)
-    text, expected = _as_written_before(document)
-    assert sealed == expected
-    assert target.read_bytes() == text.encode("utf-8")
+    _assert_written_as_in_two_passes(document, target, run)
 
 
 _ODD_TEXT = st.text(
@@ -341,9 +342,4 @@ def test_one_pass_lays_out_any_object_of_records_as_the_two_pass_way(
 ) -> None:
     document = {"format": "harness-run", "format_version": "1.1", "results": results}
     target = tmp_path_factory.mktemp("records") / "run.json"
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(writing, "_RUN", run)
-        sealed = writing.write_sealed(target, dict(document), None)
-    text, expected = _as_written_before(document)
-    assert sealed == expected
-    assert target.read_bytes() == text.encode("utf-8")
+    _assert_written_as_in_two_passes(document, target, run)

@@ -435,58 +435,46 @@ class _OnePass:
 
     def _value_pieces(self, key: str, value: Any, opening: str) -> Iterator[str]:
         """The file's pieces of one top-level value (the first led by ``opening``), its
-        canonical text hashed along the way."""
+        canonical text hashed along the way: an array, or an object with string keys (a
+        run's results), in runs of members; a run of records encoded once and laid out both
+        ways, any other member by member."""
         if type(value) is Rows and not value:
             value = []
-        if type(value) is dict and value and all(type(name) is str for name in value):
-            yield from self._object_pieces(key, value, opening)
-            return
-        if (type(value) is not list and type(value) is not Rows) or not value:
+        is_object = type(value) is dict and all(type(name) is str for name in value)
+        if not value or not (is_object or type(value) is list or type(value) is Rows):
             yield opening
             yield from _indented_chunks(value, 1, 1)
             for chunk in canonical_chunks(value, f"$.{key}", 1):
                 self._hash_text(chunk)
             return
-        yield opening + "["
-        self._hash_text("[")
+        brackets = "{}" if is_object else "[]"
+        yield opening + brackets[0]
+        self._hash_text(brackets[0])
+        names = sorted(value) if is_object else []
         inner = "\n" + _INDENT * 2
         for start in range(0, len(value), _RUN):
-            run = value[start : start + _RUN]
-            known = type(value) is Rows and value.flat(start, start + _RUN)
-            written = _both_ways(run, known)
+            run: Any
+            if is_object:
+                run = {name: value[name] for name in names[start : start + _RUN]}
+                written = _members_both_ways(run)
+            else:
+                run = value[start : start + _RUN]
+                written = _both_ways(run, type(value) is Rows and value.flat(start, start + _RUN))
             if written is None:  # not all records: member by member, each way
-                for index, item in enumerate(run, start):
-                    yield f",{inner}" if index else inner
-                    yield from _indented_chunks(item, 2, 0)
+                for index, member in enumerate(run, start):
+                    if is_object:
+                        yield f"{',' if index else ''}{inner}{_quote(member)}: "
+                        member = run[member]
+                    else:
+                        yield f",{inner}" if index else inner
+                    yield from _indented_chunks(member, 2, 0)
                 compact = "".join(canonical_chunks(run, f"$.{key}", 1))[1:-1]
             else:
                 text, compact = written
                 yield (f",{inner}" if start else inner) + text
             self._hash_text(f",{compact}" if start else compact)
-        self._hash_text("]")
-        yield "\n" + _INDENT + "]"
-
-    def _object_pieces(self, key: str, value: dict[str, Any], opening: str) -> Iterator[str]:
-        """:meth:`_value_pieces` of a non-empty object with string keys (a run's results):
-        runs of members whose values are records are encoded once and laid out both ways."""
-        yield opening + "{"
-        self._hash_text("{")
-        names = sorted(value)
-        inner = "\n" + _INDENT * 2
-        for start in range(0, len(names), _RUN):
-            run = {name: value[name] for name in names[start : start + _RUN]}
-            written = _members_both_ways(run)
-            if written is None:  # not all records: member by member, each way
-                for index, name in enumerate(run, start):
-                    yield f"{',' if index else ''}{inner}{_quote(name)}: "
-                    yield from _indented_chunks(run[name], 2, 0)
-                compact = "".join(canonical_chunks(run, f"$.{key}", 1))[1:-1]
-            else:
-                text, compact = written
-                yield (f",{inner}" if start else inner) + text
-            self._hash_text(f",{compact}" if start else compact)
-        self._hash_text("}")
-        yield "\n" + _INDENT + "}"
+        self._hash_text(brackets[1])
+        yield "\n" + _INDENT + brackets[1]
 
     def seal(self, handle: IO[bytes]) -> None:
         """Set the checksum in place of the placeholder (the text is all written)."""
