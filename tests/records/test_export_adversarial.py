@@ -16,7 +16,8 @@ from harness_tui.engine.canonical import CanonicalError
 from harness_tui.engine.clock import FakeClock
 from harness_tui.engine.orchestrator import TaskOrchestrator
 from harness_tui.records.export import RunRecord, writing
-from harness_tui.records.export.writing import Rows, checksum, export_chunks, plain
+from harness_tui.records.export.document import Rows, plain
+from harness_tui.records.export.writing import checksum, export_chunks
 from harness_tui.workflow.loader import load_workflow
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -18,6 +18,7 @@ from harness_tui.engine.clock import FakeClock
 from harness_tui.engine.orchestrator import TaskOrchestrator
 from harness_tui.files import FileError, atomic_write_chunks
 from harness_tui.records.export import RunRecord, writing
+from harness_tui.records.export.document import Rows
 from harness_tui.records.export.writing import checksum, export_chunks, export_text
 from harness_tui.workflow.loader import load_workflow
 
@@ -282,9 +283,9 @@ def test_a_records_rows_are_the_run_as_it_was_when_it_was_made(tmp_path: Path) -
 def test_a_records_document_is_plain_lists_equal_to_what_it_writes(tmp_path: Path) -> None:
     run, workflow = _partial_run(100)
     record = RunRecord.from_run(run, workflow)
-    assert isinstance(record._doc["trace"], writing.Rows)  # made when written, not before
+    assert isinstance(record._doc["trace"], Rows)  # made when written, not before
     document = record.document
-    assert all(type(value) is not writing.Rows for value in document.values())
+    assert all(type(value) is not Rows for value in document.values())
     assert document["trace"] == run.canonical_trace()
     assert document["plan"] == run.plan.to_json()
     assert document["timings"] == [event.timing() for event in run.events]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from harness_tui.engine.clock import FakeClock
 from harness_tui.engine.orchestrator import TaskOrchestrator
-from harness_tui.records.export import writing
+from harness_tui.records.export.document import Rows
 from harness_tui.records.runs.divergence import compare_records
 from harness_tui.records.store import RunStore
 from harness_tui.workflow.loader import load_workflow
@@ -43,7 +43,7 @@ def test_comparing_stored_runs_neither_checksums_nor_lists_their_arrays(tmp_path
     assert comparison.tasks == [] and comparison.plan is not None
     for record in (a, b):
         assert "checksum" not in record._doc
-        assert isinstance(record._doc["trace"], writing.Rows)
+        assert isinstance(record._doc["trace"], Rows)
 
 
 def test_diff_of_two_run_ids(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """The export format: a run as one JSON file anyone can open, step through and replay.
 
-``model`` is its schema, ``writing`` makes a document from a run and its text from a document,
+``model`` is its schema, ``document`` makes a document from a run, ``writing`` its text,
 ``reading`` turns text back into a checked document, ``record`` is :class:`RunRecord` (a run at
 rest, with its consistency checks and views), ``redaction`` and ``io_redaction`` take secrets
 out, ``jsonl`` and ``chrome`` are the other shapes a run is written in.
@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 from ..._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from .document import export_name
     from .record import RunRecord
-    from .writing import export_name
 
-_LAZY = {"RunRecord": ".record", "export_name": ".writing"}
+_LAZY = {"RunRecord": ".record", "export_name": ".document"}
 
 __all__ = ["RunRecord", "export_name"]
 

@@ -35,17 +35,10 @@ from ...workflow.limits import current
 from ...workflow.loader import Workflow, parse_shared
 from ...workflow.python_source import workflow_from_spec
 from ..errors import RecordError
+from .document import Rows, plain, run_document
 from .overrides import Override, add_overrides, overrides_of
 from .redaction import REPLACEMENT, UNCHECKED, redact_document
-from .writing import (
-    Rows,
-    checksum,
-    export_chunks,
-    export_text,
-    plain,
-    run_document,
-    write_sealed,
-)
+from .writing import checksum, export_chunks, export_text, write_sealed
 
 __all__ = ["RunRecord"]
 

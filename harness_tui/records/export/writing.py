@@ -1,144 +1,22 @@
-"""Writing exports: the document of a run, its checksum, and its text."""
+"""Writing exports: the checksum and the text of an export document (:mod:`.document`),
+written as it is made; a run's in one pass (:func:`write_sealed`)."""
 
 from __future__ import annotations
 
 import functools
 import hashlib
 import json
-import platform
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from pathlib import Path
-from typing import IO, Any, overload
+from typing import IO, Any
 
 from ...engine.canonical import canonical_chunks, digest_chunks, is_unicode
 from ...engine.canonical import quote as _quote
-from ...engine.capture import UNATTRIBUTED, AttemptLog
-from ...engine.events import Status, TraceEvent
-from ...engine.graph import TaskGraph
-from ...engine.orchestrator import Run
-from ...engine.scheduler import PlanStep
 from ...files import atomic_write_chunks, is_device
-from ...version import __version__
-from ...workflow.loader import Workflow
-from ...workflow.python_source import python_spec
-from .version import FORMAT, FORMAT_VERSION, FORMAT_VERSION_IO
+from .document import Rows, plain
 
-__all__ = [
-    "Rows",
-    "checksum",
-    "export_chunks",
-    "export_name",
-    "export_text",
-    "plain",
-    "run_document",
-    "write_sealed",
-]
-
-_PACKAGES = ("textual", "rich", "pyyaml", "click", "pydantic", "jmespath")
-
-
-def export_name(workflow_name: str, run_digest: str) -> str:
-    """The default file name of an export: ``<workflow>-<first 12 of the run digest>.json``."""
-    return f"{workflow_name}-{run_digest[:12]}.json"
-
-
-def _environment() -> dict[str, Any]:
-    from importlib import metadata  # 20 ms to import: only when an export is written
-
-    packages: dict[str, str | None] = {}
-    for name in _PACKAGES:
-        try:
-            packages[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            packages[name] = None
-    return {
-        "python": platform.python_version(),
-        "implementation": platform.python_implementation(),
-        "platform": platform.platform(),
-        "packages": packages,
-    }
-
-
-def _log_dict(log: AttemptLog | None) -> dict[str, Any] | None:
-    if log is None or not (log.text or log.truncated):
-        return None
-    return {"text": log.text, "truncated": log.truncated}
-
-
-def _attempts(run: Run, graph: TaskGraph) -> Rows:
-    """Each attempt as it really ran (export 1.1): from its ``running`` event to its final one,
-    with what it printed or logged (``log`` is None when it wrote nothing), as :class:`Rows`
-    made when written.
-
-    A fallback has no ``running`` event; its start is its final event's ``started_at``.
-    """
-    started: dict[tuple[str, int], TraceEvent] = {}
-    # As of now, as the events, and without holding the run: what an ended attempt wrote
-    # and was answered is whole.
-    recordings, logs = run.recordings(), run.logs()
-    ended: list[tuple[TraceEvent, TraceEvent | None]] = []
-    for event in run.events:
-        if event.attempt == 0:
-            continue
-        if event.status is Status.RUNNING:
-            started[(event.task, event.attempt)] = event
-        else:
-            ended.append((event, started.pop((event.task, event.attempt), None)))
-
-    def attempt(pair: tuple[TraceEvent, TraceEvent | None]) -> dict[str, Any]:
-        event, opened = pair
-        fallback = event.attempt > graph[event.task].max_retries + 1
-        made = {
-            "task": event.task,
-            "attempt": event.attempt,
-            "kind": "fallback" if fallback else "task",
-            "started_at": event.started_at,
-            "ended_at": event.ended_at,
-            "wall_started": opened.wall if opened is not None else None,
-            "wall_ended": event.wall,
-            "worker": event.worker,
-            "log": _log_dict(logs.get((event.task, event.attempt))),
-        }
-        exchanges = recordings.get((event.task, event.attempt))
-        if exchanges:
-            made["io"] = [exchange.to_json() for exchange in exchanges]
-        return made
-
-    return Rows(ended, attempt, lambda pair: not (_has_log(logs, pair[0]) or recordings))
-
-
-def _has_log(logs: Mapping[tuple[str, int], AttemptLog], event: TraceEvent) -> bool:
-    log = logs.get((event.task, event.attempt))
-    return log is not None and bool(log.text or log.truncated)
-
-
-def _additions_1_1(
-    run: Run, workflow: Workflow, forked_from: tuple[str, str] | None
-) -> dict[str, Any]:
-    """The fields export 1.1 adds beside the trace (``redaction`` is set by redacting)."""
-    return {
-        "attempts": _attempts(run, workflow.graph),
-        "forked_from": (
-            None if forked_from is None else {"run_digest": forked_from[0], "task": forked_from[1]}
-        ),
-        "redaction": None,
-        "spec": python_spec(workflow),
-        "unattributed_log": _log_dict(run.unattributed_log()),
-    }
-
-
-def _additions_1_2(run: Run) -> dict[str, Any]:
-    """Export 1.2: the exchanges of threads outside any attempt (each attempt's own are in
-    ``attempts[].io``); nothing when the run recorded no calls, which is then a 1.1 export."""
-    recordings = run.recordings()
-    if not recordings:
-        return {}
-    stray = recordings.get(UNATTRIBUTED, [])
-    return {
-        "format_version": FORMAT_VERSION_IO,
-        "unattributed_io": [exchange.to_json() for exchange in stray],
-    }
+__all__ = ["checksum", "export_chunks", "export_text", "write_sealed"]
 
 
 def checksum(document: Mapping[str, Any], *, parsed: bool = False) -> str:
@@ -267,68 +145,6 @@ def _all_records(run: Iterable[Any]) -> bool:
 
 
 _SCALARS = (str, int, float, bool, type(None))
-
-
-class Rows(Sequence[dict[str, Any]]):
-    """A long array of an export made from a run (its plan, trace or timings): each member is
-    made when it is asked for, from the run's own record of it, so that writing the export
-    holds a run of them at a time, not some 500,000 objects (about 160 MB at 100,000 tasks).
-    :attr:`.record.RunRecord.document` gives plain lists (:func:`plain`)."""
-
-    __slots__ = ("_flat", "_items", "_make")
-
-    def __init__(
-        self,
-        items: Sequence[Any],
-        make: Callable[[Any], dict[str, Any]],
-        flat: Callable[[Any], bool] | None = None,
-    ) -> None:
-        self._items = items
-        self._make = make
-        self._flat = flat
-
-    def flat(self, start: int, stop: int) -> bool:
-        """Whether the members ``start:stop`` are known to be records (non-empty objects of
-        scalars under string keys) without looking at them: ``flat`` says so of the item each
-        is made from (an event without an error; a plan row always)."""
-        return self._flat is not None and all(map(self._flat, self._items[start:stop]))
-
-    @property
-    def source(self) -> Sequence[Any]:
-        """The run's own records the members are made from (a trace's events)."""
-        return self._items
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    @overload
-    def __getitem__(self, index: int) -> dict[str, Any]: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
-
-    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
-        if isinstance(index, slice):
-            return list(map(self._make, self._items[index]))
-        return self._make(self._items[index])
-
-    def __iter__(self) -> Iterator[dict[str, Any]]:
-        return map(self._make, self._items)
-
-
-def _always(_item: Any) -> bool:
-    return True
-
-
-def _without_error(event: TraceEvent) -> bool:
-    return event.error is None
-
-
-def plain(document: dict[str, Any]) -> dict[str, Any]:
-    """``document`` with its :class:`Rows` made into lists (the same dict if it has none)."""
-    if not any(type(value) is Rows for value in document.values()):
-        return document
-    return {k: list(v) if type(v) is Rows else v for k, v in document.items()}
 
 
 # -- one pass: the text written and the checksum taken together ------------------------------
@@ -603,44 +419,3 @@ else:  # pragma: no cover - interpreters without the C accelerator
 
     def _dual_encoder(run: list[Any], _level: int) -> Iterator[str]:
         return _dual_iterencode(run)
-
-
-def run_document(
-    run: Run,
-    workflow: Workflow,
-    *,
-    run_id: str | None,
-    status: str | None,
-    forked_from: tuple[str, str] | None,
-    environment: Mapping[str, Any] | None,
-) -> dict[str, Any]:
-    """The export document of a run (finished or not) with its workflow, before redaction
-    and without its checksum (see :meth:`.record.RunRecord.from_run`). Its plan, trace and
-    timings are :class:`Rows` of the run's plan and of its events as they are now."""
-    events = tuple(run.events)  # the trace as of now: a paused run may go on
-    document: dict[str, Any] = {
-        "format": FORMAT,
-        "format_version": FORMAT_VERSION,
-        "tool": {"name": "harness-tui", "version": __version__},
-        "run_id": run_id,
-        "workflow": {
-            "name": workflow.name,
-            "path": workflow.path,
-            "source": workflow.source,
-            "digest": workflow.digest,
-        },
-        "payload": run.payload,
-        "plan": Rows(run.plan.steps, PlanStep._asdict, _always),
-        "trace": Rows(events, TraceEvent.canonical, _without_error),
-        "results": run.results,
-        "status": status or run.status.value,
-        "digests": run.digests(),
-        "redacted": [],
-        "timings": Rows(events, TraceEvent.timing, _always),
-        "environment": dict(environment) if environment is not None else _environment(),
-        **_additions_1_1(run, workflow, forked_from),
-        **_additions_1_2(run),
-    }
-    if run.plan.scheduler is not None:  # only then: every other export stays as it was
-        document["scheduler"] = run.plan.scheduler
-    return document
