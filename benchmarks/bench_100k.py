@@ -9,7 +9,8 @@ run (target: at most 1.5x).
 
 Each command runs ``--rounds`` times, the rounds interleaved (every command once, then
 again): the figures are medians with their spreads (min-max), the ratios medians of the
-per-round ratios (a loaded machine slows a round's commands together).
+per-round ratios (a loaded machine slows a round's commands together). CPU seconds (user and
+system) are given beside wall time: on a shared machine they move far less.
 
 Run: python benchmarks/bench_100k.py [--tasks 100000] [--rounds 3] [--tree TREE]
 """
@@ -42,8 +43,11 @@ print(json.dumps({"seconds": took, "digest": run.digest}))
 """
 
 
-def _timed(args: list[str], env: dict[str, str], out: Path | None = None) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MiB) of one process."""
+def _timed(
+    args: list[str], env: dict[str, str], out: Path | None = None
+) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds (user and system, its children's included) and peak RSS
+    (MiB) of one process."""
     stdout = out.open("w") if out else subprocess.DEVNULL
     start = time.perf_counter()
     # From the measured tree: ``python -m`` puts the working folder first on sys.path.
@@ -58,7 +62,7 @@ def _timed(args: list[str], env: dict[str, str], out: Path | None = None) -> tup
     if process.returncode != 0:
         error = process.stderr.read().decode()[-500:] if process.stderr else ""
         raise SystemExit(f"{' '.join(args)}: exit {process.returncode}: {error}")
-    return took, usage.ru_maxrss / 1024
+    return took, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
 def main() -> None:
@@ -93,29 +97,36 @@ def main() -> None:
         ("engine (load excluded)", [sys.executable, "-c", ENGINE, str(big)], folder / "e.json"),
     ]
     walls: dict[str, list[float]] = {}
+    cpus: dict[str, list[float]] = {}
     peaks: dict[str, list[float]] = {}
     for round_ in range(args.rounds):
         store.unlink(missing_ok=True)  # each round records into a new store
         for name, command, out in steps if round_ == 0 else steps[1:]:
             if name == "diff ID ID":
                 command = [*command, *_stored_ids(cli, store, env)]
-            took, rss = _timed(command, env, out)
+            took, cpu, rss = _timed(command, env, out)
             if name.startswith("engine"):
-                took = float(json.loads((folder / "e.json").read_text())["seconds"])
+                took = cpu = float(json.loads((folder / "e.json").read_text())["seconds"])
             walls.setdefault(name, []).append(took)
+            cpus.setdefault(name, []).append(cpu)
             peaks.setdefault(name, []).append(rss)
-    print(f"{'command':26} {'wall s':>8} {'spread':>13} {'RSS MiB':>8}")
+    print(f"{'command':26} {'wall s':>8} {'spread':>13} {'CPU s':>7} {'RSS MiB':>8}")
     for name in walls:
         times = walls[name]
         spread = f"{min(times):.2f}-{max(times):.2f}"
-        print(f"{name:26} {median(times):8.2f} {spread:>13} {median(peaks[name]):8.0f}")
+        cpu = median(cpus[name])
+        print(f"{name:26} {median(times):8.2f} {spread:>13} {cpu:7.2f} {median(peaks[name]):8.0f}")
     base = "run --no-store -q"
     ratio = _ratios(walls[base], walls["engine (load excluded)"])
     print(f"{base} / engine run: {ratio} (target <= 2; the CLI includes its load)")
     for name in ("run --store -q --export", "replay", "diff RUN RUN", "diff ID ID"):
         time_ratio = _ratios(walls[name], walls[base])
+        cpu_ratio = _ratios(cpus[name], cpus[base])
         rss_ratio = _ratios(peaks[name], peaks[base])
-        print(f"{name} / {base}: time {time_ratio}, peak RSS {rss_ratio} (target <= 1.5)")
+        print(
+            f"{name} / {base}: time {time_ratio}, CPU {cpu_ratio}, peak RSS {rss_ratio} "
+            "(target <= 1.5)"
+        )
 
 
 def _stored_ids(cli: list[str], store: Path, env: dict[str, str]) -> list[str]:
