@@ -100,13 +100,30 @@ def _client(client: Any, address: str) -> Any:
             its context); one line, not Dask's traceback.
         OSError, TimeoutError: no scheduler answers there.
     """
+
+    def refused(why: object) -> DaskError:
+        return DaskError(
+            f"--executor dask={quoted(address)}: not a scheduler address Dask can use "
+            f"(tcp://HOST:PORT): {why}"
+        )
+
+    if address.lower().startswith(_SECURE_SCHEMES):
+        # Dask finds out only once its client's event loop runs (seconds, or a failed start
+        # on a loaded machine): the option carries no TLS context, so say so at once.
+        raise refused("a secure address needs a TLS context, which --executor cannot give")
     try:
         return client(address, timeout="10s")
     except (ValueError, TypeError) as exc:  # Dask's parsing of the address, raised as these
+        raise refused(exc) from None
+    except AssertionError:  # Dask's own check that its event loop thread started in 10 s
         raise DaskError(
-            f"--executor dask={quoted(address)}: not a scheduler address Dask can use "
-            f"(tcp://HOST:PORT): {exc}"
+            f"--executor dask={quoted(address)}: Dask's client could not start its event "
+            "loop within 10 s (is the machine overloaded?)"
         ) from None
+
+
+_SECURE_SCHEMES = ("tls://", "wss://")
+"""Scheduler addresses that need a TLS context (``Security``), which the option has none of."""
 
 
 class DaskCluster:

@@ -85,7 +85,9 @@ def test_volatile_without_record_is_one_line_where_a_command_records() -> None:
     assert result.stderr.count("\n") == 1
 
 
-@pytest.mark.parametrize("address", ["foo", "http://x:1", "tls://127.0.0.1:1", "\x1b[2J"])
+@pytest.mark.parametrize(
+    "address", ["foo", "http://x:1", "tls://127.0.0.1:1", "WSS://h:1", "\x1b[2J"]
+)
 def test_a_dask_address_dask_cannot_read_is_one_line(address: str) -> None:
     # Before: Dask's ValueError (or TypeError, for TLS) from parsing it, as a traceback.
     pytest.importorskip("distributed")
@@ -114,3 +116,14 @@ def test_rerun_on_dask_with_four_workers_reaches_the_serial_digest(tmp_path: Pat
     again = runner.invoke(cli, [*args[:-3], "--export", str(serial), "-q"])
     assert again.exit_code == 0, again.output
     assert json.loads(fork.read_text())["digests"] == json.loads(serial.read_text())["digests"]
+
+
+def test_a_dask_client_whose_event_loop_does_not_start_is_one_line() -> None:
+    pytest.importorskip("distributed")
+    from harness_tui.executors.dask import DaskError, _client
+
+    def stalled(address: str, timeout: str) -> None:
+        raise AssertionError  # what Dask raises when its loop thread has not started in 10 s
+
+    with pytest.raises(DaskError, match="could not start its event loop within 10 s"):
+        _client(stalled, "tcp://127.0.0.1:8786")
