@@ -13,6 +13,9 @@ from harness_tui.records.runs.settings import RunSettings
 from harness_tui.records.store import RunStore
 from harness_tui.workflow.loader import parse_workflow
 
+NEWEST_FIRST = ["abandoned", "interrupted", "failed", "succeeded"]
+"""The statuses of :func:`mixed_store`'s runs, newest first (the run browser's order)."""
+
 GREET = """\
 name: greet
 payload: {who: world}

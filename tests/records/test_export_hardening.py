@@ -15,26 +15,13 @@ from click.testing import CliRunner
 
 from harness_tui.cli import cli
 from harness_tui.engine.canonical import digest_text
-from harness_tui.engine.clock import FakeClock
-from harness_tui.engine.orchestrator import TaskOrchestrator
 from harness_tui.records.errors import RecordError
 from harness_tui.records.export import RunRecord
 from harness_tui.records.export.redaction import UNCHECKED
 from harness_tui.records.export.writing import checksum
-from harness_tui.workflow.loader import load_workflow
 
 ROOT = Path(__file__).resolve().parents[2]
 BOMB = (ROOT / "tests/workflow/broken/46_alias_bomb.yaml").read_text()
-
-
-@pytest.fixture(scope="module")
-def document() -> dict[str, Any]:
-    workflow = load_workflow(ROOT / "workflows/agent_triage.yaml")
-    orchestrator = TaskOrchestrator(
-        workflow.graph, clock=FakeClock(tick=0.01), on_failure=workflow.on_failure
-    )
-    run = orchestrator.start(workflow.payload).run_to_end()
-    return RunRecord.from_run(run, workflow).document
 
 
 def _deep(levels: int) -> Any:

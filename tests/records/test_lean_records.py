@@ -11,25 +11,12 @@ from typing import Any
 
 import pytest
 
-from harness_tui.engine.clock import FakeClock
-from harness_tui.engine.orchestrator import TaskOrchestrator
 from harness_tui.records.errors import RecordError
 from harness_tui.records.export import RunRecord
 from harness_tui.records.export.writing import checksum
 from harness_tui.records.runs.replay import replay
-from harness_tui.workflow.loader import load_workflow
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def document() -> dict[str, Any]:
-    workflow = load_workflow(ROOT / "workflows/agent_triage.yaml")
-    orchestrator = TaskOrchestrator(
-        workflow.graph, clock=FakeClock(tick=0.01), on_failure=workflow.on_failure
-    )
-    run = orchestrator.start(workflow.payload).run_to_end()
-    return RunRecord.from_run(run, workflow).document
 
 
 def _written(document: dict[str, Any], path: Path) -> Path:

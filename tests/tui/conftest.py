@@ -14,6 +14,8 @@ from harness_tui.tui import screens
 from harness_tui.tui.app import HarnessApp, create_app
 from harness_tui.tui.screens.workbench import WorkbenchScreen
 
+from ..records.mixed_store import mixed_store
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -51,3 +53,10 @@ def in_repo(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 
 __all__ = ["ROOT", "make_app", "screens", "settle", "workbench"]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """A run store with one run of each status the run browser shows (its path, the ids)."""
+    path = tmp_path / "runs.sqlite3"
+    return path, mixed_store(path)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from textual.widgets import Label
 
 from harness_tui.tui.app import HarnessApp
@@ -14,16 +13,8 @@ from harness_tui.tui.modals.confirm import ConfirmModal
 from harness_tui.tui.screens.run_browser import RunBrowserScreen
 from harness_tui.tui.screens.workbench import WorkbenchScreen
 
-from ..records.mixed_store import mixed_store
+from ..records.mixed_store import NEWEST_FIRST
 from .conftest import make_app
-
-NEWEST_FIRST = ["abandoned", "interrupted", "failed", "succeeded"]
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> tuple[Path, dict[str, str]]:
-    path = tmp_path / "runs.sqlite3"
-    return path, mixed_store(path)
 
 
 def keys(app: HarnessApp) -> str:

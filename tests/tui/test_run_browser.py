@@ -19,16 +19,8 @@ from harness_tui.tui.screens.diff import DiffScreen
 from harness_tui.tui.screens.run_browser import RunBrowserScreen
 from harness_tui.tui.screens.workbench import WorkbenchScreen
 
-from ..records.mixed_store import mixed_store
+from ..records.mixed_store import NEWEST_FIRST
 from .conftest import ROOT, make_app, settle
-
-NEWEST_FIRST = ["abandoned", "interrupted", "failed", "succeeded"]
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> tuple[Path, dict[str, str]]:
-    path = tmp_path / "runs.sqlite3"
-    return path, mixed_store(path)
 
 
 def browser(app: HarnessApp) -> RunBrowserScreen:
