@@ -13,22 +13,30 @@ import pytest
 
 from harness_tui.records.errors import RecordError
 from harness_tui.records.export import RunRecord
-from harness_tui.records.export.writing import checksum
+from harness_tui.records.export.writing import checksum, export_text
 from harness_tui.records.runs.replay import replay
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _written(document: dict[str, Any], path: Path) -> Path:
+@pytest.fixture(autouse=True, params=["export", "compact"])
+def layout(request: pytest.FixtureRequest) -> str:
+    """How the files are laid out: as this harness writes them (read a run of records at a
+    time), or as compact JSON (read whole)."""
+    return str(request.param)
+
+
+def _written(document: dict[str, Any], path: Path, layout: str) -> Path:
     document = {**document, "checksum": checksum(document)}
-    path.write_text(json.dumps(document), encoding="utf-8")
+    text = export_text(document) if layout == "export" else json.dumps(document)
+    path.write_text(text, encoding="utf-8")
     return path
 
 
 def test_a_lean_record_has_the_views_of_a_whole_one(
-    document: dict[str, Any], tmp_path: Path
+    document: dict[str, Any], tmp_path: Path, layout: str
 ) -> None:
-    path = _written(document, tmp_path / "run.json")
+    path = _written(document, tmp_path / "run.json", layout)
     whole, lean = RunRecord.read(path), RunRecord.read(path, lean=True)
     assert lean.lean and not whole.lean
     assert not {"trace", "timings", "attempts", "plan", "results"} & set(lean.document)
@@ -38,8 +46,10 @@ def test_a_lean_record_has_the_views_of_a_whole_one(
     assert replay(lean).identical
 
 
-def test_a_lean_record_is_not_written(document: dict[str, Any], tmp_path: Path) -> None:
-    lean = RunRecord.read(_written(document, tmp_path / "run.json"), lean=True)
+def test_a_lean_record_is_not_written(
+    document: dict[str, Any], tmp_path: Path, layout: str
+) -> None:
+    lean = RunRecord.read(_written(document, tmp_path / "run.json", layout), lean=True)
     with pytest.raises(RuntimeError, match="read lean"):
         lean.write(tmp_path / "again.json")
     with pytest.raises(RuntimeError, match="read lean"):
@@ -85,11 +95,11 @@ def _trace(d: dict[str, Any]) -> None:
      _both(_timing_twice, _attempt), _both(_status, _timing_twice)],
 )  # fmt: skip
 def test_a_lean_read_reports_the_first_error_a_whole_read_does(
-    document: dict[str, Any], tmp_path: Path, edit: Edit
+    document: dict[str, Any], tmp_path: Path, layout: str, edit: Edit
 ) -> None:
     changed = copy.deepcopy(document)
     edit(changed)
-    path = _written(changed, tmp_path / "run.json")
+    path = _written(changed, tmp_path / "run.json", layout)
     with pytest.raises(RecordError) as whole:
         RunRecord.read(path)
     with pytest.raises(RecordError) as lean:
@@ -107,7 +117,7 @@ def _not_json(d: dict[str, Any]) -> None:
      (_status, _timing_twice), (None, _attempt)],
 )  # fmt: skip
 def test_a_pair_read_reports_the_first_error_two_reads_do(
-    document: dict[str, Any], tmp_path: Path, first: Edit | None, second: Edit | None
+    document: dict[str, Any], tmp_path: Path, layout: str, first: Edit | None, second: Edit | None
 ) -> None:
     paths = []
     for name, edit in (("one.json", first), ("two.json", second)):
@@ -117,7 +127,7 @@ def test_a_pair_read_reports_the_first_error_two_reads_do(
         if edit is _not_json:
             (tmp_path / name).write_text(json.dumps(changed), encoding="utf-8")
         else:
-            _written(changed, tmp_path / name)
+            _written(changed, tmp_path / name, layout)
         paths.append(tmp_path / name)
     with pytest.raises(RecordError) as apart:
         RunRecord.read(paths[0], lean=True)
@@ -128,9 +138,9 @@ def test_a_pair_read_reports_the_first_error_two_reads_do(
 
 
 def test_a_pair_read_gives_the_records_two_reads_do(
-    document: dict[str, Any], tmp_path: Path
+    document: dict[str, Any], tmp_path: Path, layout: str
 ) -> None:
-    path = _written(document, tmp_path / "run.json")
+    path = _written(document, tmp_path / "run.json", layout)
     one, other = RunRecord.read_pair(path, path)
     alone = RunRecord.read(path, lean=True)
     assert one.events == other.events == alone.events

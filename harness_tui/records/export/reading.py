@@ -18,11 +18,11 @@ from .validation import first_error
 from .version import FORMAT, FORMAT_VERSION
 from .writing import checksum
 
-__all__ = ["parse_document", "read_document", "read_text"]
+__all__ = ["document_of", "parse_document", "read_bytes", "read_document"]
 
 
-def read_text(path: str | Path) -> str:
-    """The text of an export file, read within the reader's ``export_bytes`` cap.
+def read_bytes(path: str | Path) -> bytes:
+    """The bytes of an export file, read within the reader's ``export_bytes`` cap.
 
     Raises:
         RecordError: one line saying why the file cannot be read.
@@ -35,11 +35,15 @@ def read_text(path: str | Path) -> str:
         raise RecordError(f"{name}: cannot read: {exc.strerror}") from None
     if data is None:
         raise RecordError(f"{name}: over the {limit:,}-byte limit")
+    return data
+
+
+def _decoded(holder: list[bytes], name: str) -> str:
+    """The text of the bytes in ``holder``, which is emptied (the bytes go once decoded)."""
     try:
-        text = data.decode("utf-8-sig")  # a BOM (an editor's) is not part of the JSON
+        return holder.pop().decode("utf-8-sig")  # a BOM (an editor's) is not part of the JSON
     except UnicodeDecodeError as exc:
         raise RecordError(f"{name}: cannot read as UTF-8 text: {exc}") from None
-    return text
 
 
 def read_document(path: str | Path) -> dict[str, Any]:
@@ -49,8 +53,18 @@ def read_document(path: str | Path) -> dict[str, Any]:
     Raises:
         RecordError: one line saying why the file cannot be read, or what is wrong in it.
     """
-    holder = [read_text(path)]
-    return _checked(_loads(holder, str(path)), str(path))
+    return document_of([read_bytes(path)], str(path))
+
+
+def document_of(holder: list[bytes], name: str) -> dict[str, Any]:
+    """The export document in the bytes in ``holder`` (read by :func:`read_bytes`), checked up
+    to its checksum; ``holder`` is emptied, so that the bytes go once decoded and the text
+    once parsed.
+
+    Raises:
+        RecordError: one line saying what is wrong in it.
+    """
+    return _checked(_loads([_decoded(holder, name)], name), name)
 
 
 def parse_document(text: str, name: str) -> dict[str, Any]:

@@ -38,6 +38,7 @@ from ..errors import RecordError
 from .document import Rows, plain, run_document
 from .overrides import Override, add_overrides, overrides_of
 from .redaction import REPLACEMENT, UNCHECKED, redact_document
+from .views import add_logs, array_claim, events_of, outputs_of, plan_claim
 from .writing import checksum, export_chunks, export_text, write_sealed
 
 __all__ = ["RunRecord"]
@@ -265,9 +266,13 @@ class RunRecord:
         Raises:
             RecordError: one line saying what is wrong with the file.
         """
+        if lean:
+            record = cls._lean(path)
+            record._check()
+            return record
         from .reading import read_document
 
-        return cls._checked(read_document(path), str(path), lean=lean)
+        return cls._checked(read_document(path), str(path))
 
     @classmethod
     def read_pair(cls, first: str | Path, second: str | Path) -> tuple[RunRecord, RunRecord]:
@@ -278,13 +283,9 @@ class RunRecord:
         Raises:
             RecordError: one line saying what is wrong with the first file, else the second.
         """
-        from .reading import read_document
-
-        one = cls(read_document(first), str(first))
-        one._let_arrays_go()
+        one = cls._lean(first)
         try:
-            other = cls(read_document(second), str(second))
-            other._let_arrays_go()
+            other = cls._lean(second)
         except RecordError:
             one._check()  # the first file's own problem is the one reported
             raise
@@ -304,12 +305,37 @@ class RunRecord:
         return cls._checked(parse_document(text, name), name)
 
     @classmethod
-    def _checked(cls, document: dict[str, Any], name: str, *, lean: bool = False) -> RunRecord:
+    def _checked(cls, document: dict[str, Any], name: str) -> RunRecord:
         record = cls(document, name)
-        del document  # a lean record's arrays go with its own reference
-        if lean:
-            record._let_arrays_go()
         record._check()
+        return record
+
+    @classmethod
+    def _lean(cls, path: str | Path) -> RunRecord:
+        """The export in the file ``path`` read lean (see :meth:`read`), checked up to its
+        checksum: a run of records at a time when this harness wrote it
+        (:mod:`.streamed`), else whole, its arrays let go once its views are made.
+
+        Raises:
+            RecordError: one line saying why the file cannot be read, or what is wrong in it.
+        """
+        from .reading import document_of, read_bytes
+        from .streamed import read_lean
+
+        name = str(path)
+        holder = [read_bytes(path)]
+        lean = read_lean(holder[0], name)
+        if lean is None:
+            record = cls(document_of(holder, name), name)
+            record._let_arrays_go()
+            return record
+        holder.clear()
+        record = cls(lean.document, name)
+        record.lean = True
+        record._marks = {}  # not redacted (a redacted export is read whole)
+        record._array_claim = lean.claim
+        views = {"events": lean.events, "logs": lean.logs, "plan": lean.plan}
+        record.__dict__.update(views, outputs=lean.outputs)
         return record
 
     def _embeds_as(self, other: RunRecord) -> bool:
@@ -431,22 +457,12 @@ class RunRecord:
     def _array_claims(self) -> str | None:
         """What is wrong with the plan indexes, the timings' sequence numbers or the attempts
         (the first of them), or None."""
-        for position, row in enumerate(self._doc["plan"]):
-            if row["index"] != position:
-                return f"plan row {position} has index {row['index']}"
-        count = len(self._doc["trace"])
-        seen: set[int] = set()
-        for timing in self._doc.get("timings", []):
-            seq = timing["seq"]
-            if not 0 <= seq < count or seq in seen:
-                what = "a second timing for" if seq in seen else "a timing for no"
-                return f"{what} trace event (seq {_short(seq)})"
-            seen.add(seq)
-        ran = {(event.task, event.attempt) for event in self.events if event.attempt}
-        for attempt in self._doc.get("attempts") or []:
-            if (attempt["task"], attempt["attempt"]) not in ran:
-                return f"attempt {attempt['attempt']} of {attempt['task']!r} is not in the trace"
-        return None
+        return array_claim(
+            plan_claim(self._doc["plan"]),
+            (timing["seq"] for timing in self._doc.get("timings", [])),
+            self.events,
+            ((a["task"], a["attempt"]) for a in self._doc.get("attempts") or []),
+        )
 
     # -- views ------------------------------------------------------------------------------
 
@@ -570,7 +586,7 @@ class RunRecord:
     @cached_property
     def events(self) -> list[TraceEvent]:
         timings = {t["seq"]: t for t in self._doc.get("timings", [])}
-        return [TraceEvent.from_dicts(e, timings.get(e["seq"])) for e in self._doc["trace"]]
+        return events_of(self._doc["trace"], timings)
 
     @cached_property
     def logs(self) -> dict[tuple[str, int], AttemptLog]:
@@ -580,12 +596,7 @@ class RunRecord:
         stray = self._doc.get("unattributed_log")
         if stray is not None:
             found[UNATTRIBUTED] = AttemptLog(stray["text"], bool(stray.get("truncated")))
-        for attempt in self._doc.get("attempts") or []:
-            log = attempt.get("log")
-            if log is not None:
-                found[(attempt["task"], attempt["attempt"])] = AttemptLog(
-                    log["text"], bool(log.get("truncated"))
-                )
+        add_logs(found, self._doc.get("attempts") or [])
         return found
 
     @cached_property
@@ -618,7 +629,7 @@ class RunRecord:
     @cached_property
     def outputs(self) -> dict[str, str]:
         """Each committed output as canonical JSON text."""
-        return {name: check_json(value) for name, value in self._doc["results"].items()}
+        return outputs_of(self._doc["results"])
 
     @property
     def results(self) -> dict[str, Any]:
@@ -628,11 +639,6 @@ class RunRecord:
 def _marked(value: Any) -> bool:
     """Whether ``value`` (text, or JSON data) carries the redaction marker somewhere."""
     return REPLACEMENT in (value if isinstance(value, str) else json.dumps(value))
-
-
-def _short(value: int) -> str:
-    text = str(value) if value.bit_length() < 200 else f"{str(value)[:12]}..."
-    return text
 
 
 def _possible_statuses(events: list[TraceEvent], names: Iterable[str]) -> frozenset[str]:

@@ -20,7 +20,7 @@ from ...engine.events import RunStatus, Status
 if TYPE_CHECKING:
     from pydantic import BaseModel, TypeAdapter
 
-__all__ = ["first_error", "plainly_valid"]
+__all__ = ["MEMBER_TESTS", "first_error", "plainly_valid"]
 
 _RUN = 2048
 """Members of a long array checked in one call."""
@@ -200,6 +200,13 @@ _EXPORT = _model((
     ("scheduler", _STR, False), ("unattributed_log", _optional(_LOG), False),
     ("checksum", _is_str, True),
 ))  # fmt: skip
+
+
+MEMBER_TESTS: dict[str, Test] = {
+    "plan": _PLAN_ROW, "trace": _EVENT, "timings": _TIMING, "attempts": _ATTEMPT,
+}  # fmt: skip
+"""The plain check of one member of each long array: a document whose arrays are empty
+plainly passes, and whose members each pass, passes whole (:func:`plainly_valid`)."""
 
 
 def plainly_valid(document: Mapping[str, Any]) -> bool:

@@ -1,0 +1,77 @@
+"""What a reader sees of an export's long arrays (plan, trace, timings, attempts, results): the
+events, the logs, the outputs, and the first claim of the arrays the trace contradicts. Made
+from whole arrays (:class:`.record.RunRecord`) or a run of members at a time
+(:mod:`.streamed`), by the same functions."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ...engine.canonical import check_json
+from ...engine.capture import AttemptLog
+from ...engine.events import TraceEvent
+
+__all__ = ["add_logs", "array_claim", "events_of", "outputs_of", "plan_claim"]
+
+
+def events_of(
+    trace: Iterable[Mapping[str, Any]], timings: Mapping[int, Mapping[str, Any]]
+) -> list[TraceEvent]:
+    """The events of trace records, each with its timing (by sequence number) if it has one."""
+    timing = timings.get
+    return [TraceEvent.from_dicts(e, timing(e["seq"])) for e in trace]  # type: ignore[arg-type]
+
+
+def add_logs(
+    found: dict[tuple[str, int], AttemptLog], attempts: Iterable[Mapping[str, Any]]
+) -> None:
+    """Add what each attempt record printed or logged to ``found``, by ``(task, attempt)``."""
+    for attempt in attempts:
+        log = attempt.get("log")
+        if log is not None:
+            found[(attempt["task"], attempt["attempt"])] = AttemptLog(
+                log["text"], bool(log.get("truncated"))
+            )
+
+
+def outputs_of(results: Mapping[str, Any]) -> dict[str, str]:
+    """Each committed output as canonical JSON text."""
+    return {name: check_json(value) for name, value in results.items()}
+
+
+def plan_claim(rows: Iterable[Mapping[str, Any]], start: int = 0) -> str | None:
+    """The first plan row (numbered from ``start``) whose index is not its place, or None."""
+    for position, row in enumerate(rows, start):
+        if row["index"] != position:
+            return f"plan row {position} has index {row['index']}"
+    return None
+
+
+def array_claim(
+    plan: str | None,
+    seqs: Iterable[int],
+    events: list[TraceEvent],
+    attempts: Iterable[tuple[str, int]],
+) -> str | None:
+    """What is wrong with the plan indexes (``plan``: :func:`plan_claim`), the timings'
+    sequence numbers ``seqs`` or the ``(task, attempt)`` of the attempt records, checked
+    against the trace's ``events`` (the first of them), or None."""
+    if plan is not None:
+        return plan
+    count = len(events)
+    seen: set[int] = set()
+    for seq in seqs:
+        if not 0 <= seq < count or seq in seen:
+            what = "a second timing for" if seq in seen else "a timing for no"
+            return f"{what} trace event (seq {_short(seq)})"
+        seen.add(seq)
+    ran = {(event.task, event.attempt) for event in events if event.attempt}
+    for task, attempt in attempts:
+        if (task, attempt) not in ran:
+            return f"attempt {attempt} of {task!r} is not in the trace"
+    return None
+
+
+def _short(value: int) -> str:
+    return str(value) if value.bit_length() < 200 else f"{str(value)[:12]}..."
