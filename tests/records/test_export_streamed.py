@@ -217,3 +217,11 @@ def test_a_claim_of_the_arrays_is_found_in_any_run(
     data = _sealed(changed)
     _assert_same(data)
     assert read_lean(data, "run.json").claim  # type: ignore[union-attr]
+
+
+def test_events_read_a_run_at_a_time_share_the_plans_strings(document: dict[str, Any]) -> None:
+    lean = read_lean(_sealed(document), "run.json")
+    assert lean is not None
+    names = {id(name) for name in lean.plan.names}
+    ids = {id(task_id) for task_id in lean.plan.task_ids}
+    assert all(id(e.task) in names and id(e.task_id) in ids for e in lean.events)
