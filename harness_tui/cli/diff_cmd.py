@@ -59,7 +59,8 @@ def _record(spec: str, store_path: str | None, *, lean: bool = False) -> RunReco
         return RunRecord.read(spec, lean=lean)
     from .records_cmds import _open_store
 
-    return _open_store(store_path).export(spec)
+    record = _open_store(store_path).export(spec)
+    return record.let_arrays_go() if lean else record  # the run it was made from goes
 
 
 def _records(old: str, new: str, store_path: str | None, tui: bool) -> tuple[RunRecord, RunRecord]:

@@ -35,9 +35,7 @@ def _sealed(document: dict[str, Any]) -> bytes:
 
 def _whole(data: bytes) -> RunRecord:
     """The record the whole-document reader makes of ``data``, its arrays let go."""
-    record = RunRecord(document_of([data], "run.json"), "run.json")
-    record._let_arrays_go()
-    return record
+    return RunRecord(document_of([data], "run.json"), "run.json").let_arrays_go()
 
 
 def _assert_same(data: bytes) -> None:

@@ -52,3 +52,21 @@ def test_diff_of_two_run_ids(tmp_path: Path) -> None:
     store.close()
     code, out, _ = invoke("diff", first, second, "--store", str(tmp_path / "runs.db"))
     assert code == 0 and "traces agree task by task" in out
+
+
+def test_a_stored_runs_record_keeps_its_views_and_lets_the_run_go(tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "runs.db")
+    first, _ = _two_runs(store)
+    whole = store.export(first)
+    lean = store.export(first).let_arrays_go()
+    assert lean.lean and not {"trace", "timings", "attempts", "plan", "results"} & set(lean._doc)
+    for view in ("events", "logs", "plan", "outputs", "digests", "status"):
+        assert getattr(lean, view) == getattr(whole, view), view
+    assert not any(type(value) is Rows for value in lean._doc.values())  # nothing holds the run
+
+
+def test_stored_runs_share_their_task_names(tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "runs.db")
+    a, b = (store.export(run_id) for run_id in _two_runs(store))
+    for one, other in zip(a.events, b.events, strict=True):
+        assert one.task is other.task and one.task_id is other.task_id

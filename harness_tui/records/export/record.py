@@ -13,6 +13,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
+from sys import intern
 from typing import Any
 
 from ...engine.canonical import (
@@ -58,6 +59,7 @@ class RunRecord:
         self._marks: dict[str, bool] | None = None  # the redaction markers, once looked for
         self._array_claim: str | None = None  # a lean record's first wrong array claim
         self._derived: Plan | None = None  # the plan the workflow and payload give, once made
+        self._made = False  # made from a run, whose arrays hold their claims by construction
 
     # -- making -----------------------------------------------------------------------------
 
@@ -113,6 +115,7 @@ class RunRecord:
             if type(trace) is Rows:
                 record.__dict__["events"] = list(trace.source)
                 record.__dict__["outputs"] = run.output_texts()
+                record._made = True
             if document.get("spec") is None:  # the embedded source is this one's: its parse
                 record.__dict__["workflow"] = workflow
         if keys:
@@ -327,7 +330,7 @@ class RunRecord:
         lean = read_lean(holder[0], name)
         if lean is None:
             record = cls(document_of(holder, name), name)
-            record._let_arrays_go()
+            record.let_arrays_go()
             return record
         holder.clear()
         record = cls(lean.document, name)
@@ -351,15 +354,18 @@ class RunRecord:
         self._check_consistency()
         self._check_claims()
 
-    def _let_arrays_go(self) -> None:
-        """Build the views, check what only the arrays show, and drop the arrays (lean)."""
+    def let_arrays_go(self) -> RunRecord:
+        """Keep the views only, as a record read lean (see :meth:`read`): build them, check what
+        only the arrays show, and let the arrays go (a record made from a run then no longer
+        holds the run). Returns the record."""
         self._redaction_marks()
-        self._array_claim = self._array_claims()
+        self._array_claim = None if self._made else self._array_claims()
         for view in ("events", "logs", "plan", "outputs"):
             getattr(self, view)
         arrays = ("trace", "timings", "attempts", "plan", "results")
         self._doc = {k: v for k, v in self._doc.items() if k not in arrays}
         self.lean = True
+        return self
 
     def _redaction_marks(self) -> dict[str, bool]:
         """Which parts carry the redaction marker (looked for once, and only in a redacted
@@ -577,8 +583,8 @@ class RunRecord:
         rows = self._doc["plan"]
         text = payload_text(self.payload)
         return Plan(
-            tuple(r["task"] for r in rows),
-            tuple(r["task_id"] for r in rows),
+            tuple(intern(r["task"]) for r in rows),  # as the events' (views.events_of)
+            tuple(intern(r["task_id"]) for r in rows),
             tuple(r["level"] for r in rows),
             text,
         )

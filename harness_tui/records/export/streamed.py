@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from sys import intern
 from typing import Any
 
 from ...engine.canonical import canonical_chunks, is_unicode, payload_text
@@ -99,7 +100,6 @@ class _Reader:
         self.events: list[TraceEvent] = []
         self.logs: dict[tuple[str, int], AttemptLog] = {}
         self.attempts: list[tuple[str, int]] = []
-        self.shared: dict[str, str] | None = None  # the plan's task names and ids
 
     def read(self) -> Lean:
         data = self.data
@@ -166,7 +166,6 @@ class _Reader:
         if not all(map(MEMBER_TESTS[key], run)):
             raise _NotLeanError
         if key == "trace":
-            self._share(run)
             self.events.extend(events_of(run, self.timings))
         elif key == "timings":
             for timing in run:
@@ -175,23 +174,12 @@ class _Reader:
         elif key == "plan":
             if self.plan_claim is None:
                 self.plan_claim = plan_claim(run, len(self.names))
-            self.names.extend(row["task"] for row in run)
-            self.task_ids.extend(row["task_id"] for row in run)
+            self.names.extend(intern(row["task"]) for row in run)  # as the events' (events_of)
+            self.task_ids.extend(intern(row["task_id"]) for row in run)
             self.levels.extend(row["level"] for row in run)
         else:
             add_logs(self.logs, run)
             self.attempts.extend((a["task"], a["attempt"]) for a in run)
-
-    def _share(self, trace: list[dict[str, Any]]) -> None:
-        """Let the events hold the plan's strings for their task and task id (a parsed string
-        is a new string each time: at 100,000 tasks, 400,000 of them, some 25 MB)."""
-        if self.shared is None:
-            self.shared = dict(zip(self.names, self.names, strict=True))
-            self.shared.update(zip(self.task_ids, self.task_ids, strict=True))
-        shared = self.shared.get
-        for event in trace:
-            event["task"] = shared(event["task"], event["task"])
-            event["task_id"] = shared(event["task_id"], event["task_id"])
 
     # -- the checksum: the canonical JSON of every member but itself, keys sorted ----------
 

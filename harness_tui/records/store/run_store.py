@@ -55,7 +55,7 @@ from ..export.overrides import Override, stored_overrides
 from . import schema
 from .leases import LEASE_SECONDS, effective_status, holder, lease_live, lease_owner
 from .queries import RunQuery, RunRow, browse_filter, browse_order
-from .rows import read_batch
+from .rows import read_batch, stored_event
 from .schema import (
     EVENTS_STORED,
     SCHEMA_VERSION,
@@ -747,7 +747,7 @@ class RunStore:
         db = self._db
         with _damage_is_one_line(run_id):
             events = [
-                TraceEvent.from_dicts(
+                stored_event(
                     json.loads(canonical),
                     {"started_at": started, "ended_at": ended, "traceback": tb, "wall": wall,
                      "worker": worker},
