@@ -359,3 +359,15 @@ def test_two_stored_runs_diff_by_their_ids(tmp_path: Path) -> None:
     assert same.exit_code == 0 and "traces agree" in same.stdout
     unknown = runner.invoke(cli, ["diff", ids[0], "20000101-000000-abcdef", "--store", str(store)])
     assert unknown.exit_code == 2 and unknown.stderr.count("\n") == 1
+
+
+def test_a_trace_diff_compares_the_canonical_fields_of_an_event_at_once() -> None:
+    from harness_tui.engine.events import Status, TraceEvent
+    from harness_tui.records.runs import divergence
+
+    assert TraceEvent._fields[divergence._SPAN] == divergence._FIELDS
+    event = TraceEvent(0, "a", "id", Status.SUCCEEDED, 1, output_digest="x", started_at=1.0)
+    timed = event._replace(started_at=2.0, wall=3.0, worker=1)  # timings never count
+    assert divergence.trace_diff([event], [timed]).identical
+    differs = divergence.trace_diff([event], [event._replace(output_digest="y")])
+    assert differs.first is not None and differs.first.field == "output_digest"

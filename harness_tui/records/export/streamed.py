@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from sys import intern
 from typing import Any
@@ -131,18 +132,21 @@ class _Reader:
             self._hash_pending(key)
             self._hash_key(key)
             self._hash("[")
-            begin, end = start + 1, stop - 1  # within the brackets
+            begin, end = start + 1, stop - len(b"\n  ]")  # from "\n    {" to "\n    }"
             first = True
             while begin < end:
                 cut = data.find(_RECORD, begin + _RUN_BYTES, end)
                 last = cut < 0
                 close = end if last else cut + len(b"\n    }")
-                run = _parsed(data, begin, close, "[", "]")
+                raw = data[begin:close].decode()
+                run = json.loads(f"[{raw}]", parse_constant=_refuse)
                 if type(run) is not list:
                     raise _NotLeanError
                 self._records(key, run)
-                text = "".join(canonical_chunks(run, f"$.{key}", 0, parsed=True))
-                self._hash(text[1:-1] if first else "," + text[1:-1])
+                text = compact(raw)
+                if text is None:
+                    text = "".join(canonical_chunks(run, f"$.{key}", 0, parsed=True))[1:-1]
+                self._hash(text if first else "," + text)
                 first = False
                 begin = end if last else cut + len(b"\n    },")
             self._hash("]")
@@ -236,6 +240,34 @@ def _in_order(keys: list[str], key: str) -> bool:
     if len(keys) < len(_FIRST):
         return key == _FIRST[len(keys)]
     return key not in _FIRST and (len(keys) == len(_FIRST) or keys[-1] < key)
+
+
+_INDENTS = tuple("\n" + " " * width for width in (10, 8, 6, 4))
+"""The indents of a long array's records, their fields, and the fields of an event's error
+(the deepest first: each is removed whole)."""
+_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def compact(raw: str) -> str | None:
+    """The canonical JSON of a run of records from the text this harness laid them out as
+    (``json.dumps`` with a two-space indent, in an array at the top level), without encoding
+    them again (their floats cost the most); None when the text is not plainly that, or
+    could hold a lone surrogate (the run is then encoded).
+
+    The writer's encoder and the canonical one write each value alike (keys sorted, UTF-8
+    kept, floats by ``repr``); the text differs only by its layout. A line break and the
+    spaces after it are layout (JSON text holds none raw inside a string), and so is the
+    space of ``": "`` when no backslash precedes it: inside a string a quote is escaped. A
+    text this misreads (laid out some other way) hashes to another checksum, and the file
+    is read whole (:func:`read_lean`).
+    """
+    if _INDENTS[0] + "  " in raw:  # nested deeper than records are (recorded calls)
+        return None
+    for indent in _INDENTS:
+        raw = raw.replace(indent, "")
+    if "\n" in raw or '\\": ' in raw or _ESCAPED_SURROGATE.search(raw):
+        return None
+    return raw.replace('": ', '":')
 
 
 def _parsed(data: bytes, start: int, stop: int, before: str = "", after: str = "") -> Any:

@@ -36,6 +36,8 @@ __all__ = [
 ]
 
 _FIELDS = ("task", "task_id", "status", "attempt", "error", "input_digest", "output_digest")
+_SPAN = slice(1, 1 + len(_FIELDS))
+"""Where :data:`_FIELDS` are in a :class:`TraceEvent` (a test holds them there)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +138,8 @@ def trace_diff(
             differences.append(Divergence(seq, a.task, a.task_id, "extra", None, a.status.value))
             continue
         e, a = expected[seq], actual[seq]
+        if e[_SPAN] == a[_SPAN]:  # one comparison in C: 200,000 events in a replay
+            continue
         for name in _FIELDS:
             left, right = getattr(e, name), getattr(a, name)
             if left == right:
