@@ -303,3 +303,20 @@ def test_one_graph_diffed_with_itself_is_the_diff_of_two_equal_graphs(payload: A
     shared = plan_diff(one, {"n": 1}, one, payload)  # the same object: the shortcut if alike
     apart = plan_diff(one, {"n": 1}, other, payload)
     assert shared.to_json() == apart.to_json()
+
+
+def test_a_piped_plan_diff_is_a_tab_separated_line_per_task() -> None:
+    v1, v2 = str(ROOT / "workflows/release_v1.yaml"), str(ROOT / "workflows/release_v2.yaml")
+    result = CliRunner().invoke(cli, ["diff", v1, v2])
+    rows = plan_diff(
+        load_workflow(v1).graph, load_workflow(v1).payload,
+        load_workflow(v2).graph, load_workflow(v2).payload,
+    ).rows  # fmt: skip
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"\t{v1}\t\t{v2}"
+    for row, line in zip(rows, lines[1 : 1 + len(rows)], strict=True):
+        marker, old, again, new = line.split("\t")
+        assert marker == again == MARKERS[row.kind]
+        assert (old.split()[1] if old else None) == (row.old.task if row.old else None)
+        assert (new.split()[1] if new else None) == (row.new.task if row.new else None)
+    assert lines[1 + len(rows)].startswith("~ ")  # the field changes follow
