@@ -126,8 +126,8 @@ def diff(
     sys.exit(EXIT_FAILED if exit_code and result.changes_run else EXIT_OK)
 
 
-_TABLE_ROWS = 2_000
-"""The most tasks shown as a table on a terminal (Rich lays out 2,000 rows in about half a
+_TABLE_ROWS = 5_000
+"""The most tasks shown as a table on a terminal (Rich lays out 5,000 rows in about a
 second, 100,000 in twenty); more are lines, as when piped."""
 
 
