@@ -161,9 +161,12 @@ class TaskOrchestrator:
                 earlier recording (see :mod:`.recorded_calls`); None: neither.
         """
         self._admit()
+        deterministic = plan is None and type(self.scheduler) is DeterministicScheduler
         if plan is None:
             plan = plan_with(self.scheduler, self.graph, payload)
-        return Run(self, plan, calls)
+        run = Run(self, plan, calls)
+        run.plan_is_deterministic = deterministic
+        return run
 
     def run(self, payload: Any, *, calls: CallSession | None = None) -> dict[str, Any]:
         """Run every task; return ``{"payload", "results", "trace"}`` (the article's call).
@@ -206,6 +209,10 @@ class Run:
         self.orchestrator = orchestrator
         self.graph = orchestrator.graph
         self.plan = plan
+        self.plan_is_deterministic = False
+        """The run planned its payload itself, with the deterministic scheduler: its plan is
+        the one a reader derives from the workflow and the payload (not one it was given to
+        follow, nor a custom scheduler's)."""
         self.context = RunContext(
             orchestrator.graph,
             plan,

@@ -371,3 +371,17 @@ def test_a_trace_diff_compares_the_canonical_fields_of_an_event_at_once() -> Non
     assert divergence.trace_diff([event], [timed]).identical
     differs = divergence.trace_diff([event], [event._replace(output_digest="y")])
     assert differs.first is not None and differs.first.field == "output_digest"
+
+
+def test_a_task_diff_of_traces_that_differ_only_in_timings_is_empty() -> None:
+    from harness_tui.engine.events import Status, TraceEvent
+    from harness_tui.records.runs.divergence import task_diff
+
+    start = TraceEvent(0, "a", "id", Status.RUNNING, 1, input_digest="i", started_at=1.0)
+    end = TraceEvent(1, "a", "id", Status.SUCCEEDED, 1, output_digest="o", ended_at=2.0)
+    later = [start._replace(started_at=5.0, worker=1), end._replace(ended_at=9.0, wall=3.0)]
+    assert task_diff([start, end], later) == []
+    other = task_diff([start, end], [start, end._replace(output_digest="p")])
+    assert [(d.task, d.kind) for d in other] == [("a", "output")]
+    shorter = task_diff([start, end], [start])
+    assert [(d.task, d.kind) for d in shorter] == [("a", "status")]

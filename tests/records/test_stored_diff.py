@@ -4,9 +4,12 @@ without being written, checksummed or made into plain lists."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from harness_tui.engine.clock import FakeClock
 from harness_tui.engine.orchestrator import TaskOrchestrator
+from harness_tui.engine.scheduler import DeterministicScheduler
+from harness_tui.records.export import RunRecord
 from harness_tui.records.export.document import Rows
 from harness_tui.records.runs.divergence import compare_records
 from harness_tui.records.store import RunStore
@@ -70,3 +73,26 @@ def test_stored_runs_share_their_task_names(tmp_path: Path) -> None:
     a, b = (store.export(run_id) for run_id in _two_runs(store))
     for one, other in zip(a.events, b.events, strict=True):
         assert one.task is other.task and one.task_id is other.task_id
+
+
+class _Reversed(DeterministicScheduler):
+    def build_plan(self, payload: Any) -> list[str]:
+        return list(reversed(super().build_plan(payload)))[::-1]  # the same order, its own
+
+
+def test_a_record_of_a_run_knows_whether_its_plan_is_the_derived_one() -> None:
+    workflow = load_workflow(WORKFLOW)
+    graph = workflow.graph
+    planned = TaskOrchestrator(graph, clock=FakeClock()).start(workflow.payload).run_to_end()
+    followed = TaskOrchestrator(graph, clock=FakeClock()).start(workflow.payload, plan=planned.plan)
+    custom = TaskOrchestrator(graph, clock=FakeClock(), scheduler=_Reversed(graph)).start(
+        workflow.payload
+    )
+    made = {
+        name: RunRecord.from_run(run, workflow)
+        for name, run in (("planned", planned), ("followed", followed), ("custom", custom))
+    }
+    assert made["planned"].plan_derived
+    assert not made["followed"].plan_derived and not made["custom"].plan_derived
+    for record in made.values():  # the plan seen is the one its rows give
+        assert record.plan == RunRecord(record.document).plan

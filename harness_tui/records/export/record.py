@@ -115,7 +115,12 @@ class RunRecord:
             if type(trace) is Rows:
                 record.__dict__["events"] = list(trace.source)
                 record.__dict__["outputs"] = run.output_texts()
+                plan = run.plan  # not itself: it holds the steps the plan's rows are made of
+                record.__dict__["plan"] = Plan(
+                    plan.names, plan.task_ids, plan.levels, payload_text(document["payload"])
+                )
                 record._made = True
+                record._plan_derived = run.plan_is_deterministic
             if document.get("spec") is None:  # the embedded source is this one's: its parse
                 record.__dict__["workflow"] = workflow
         if keys:
