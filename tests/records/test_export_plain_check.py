@@ -16,7 +16,7 @@ import pytest
 from pydantic import ValidationError
 
 from harness_tui.records.export.model import RunExport
-from harness_tui.records.export.validation import first_error, plainly_valid
+from harness_tui.records.export.validation import MEMBER_TESTS, first_error, plainly_valid
 
 DATA = Path(__file__).resolve().parent / "data"
 EXPORTS = sorted(DATA.glob("*.json")) + sorted((DATA / "golden").glob("*.json"))
@@ -91,3 +91,34 @@ def test_reading_a_sound_export_imports_no_pydantic(tmp_path: Path) -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.stdout.strip() == "False", done.stderr
+
+
+_MEMBERS = {
+    key: [member for path in EXPORTS for member in json.loads(path.read_text()).get(key) or []]
+    for key in MEMBER_TESTS
+}
+
+
+def _changed_members(key: str) -> Iterator[list[Any]]:
+    """Columns of members of ``key`` with one field of one of them changed to each odd value
+    (or dropped), and with a member that is no record."""
+    sound = _MEMBERS[key][:3]
+    for index, member in enumerate(sound):
+        for field in sorted(member):
+            for value in [*ODD, _DROP]:
+                changed = copy.deepcopy(sound)
+                if value is _DROP:
+                    del changed[index][field]
+                else:
+                    changed[index][field] = value
+                yield changed
+    for odd in ODD:
+        yield [*sound, odd]
+
+
+@pytest.mark.parametrize("key", sorted(MEMBER_TESTS))
+def test_a_column_at_once_answers_as_member_by_member(key: str) -> None:
+    test = MEMBER_TESTS[key]
+    answers = [test.all(members) == all(map(test, members)) for members in _changed_members(key)]
+    assert answers and all(answers)
+    assert test.all(_MEMBERS[key]) and test.all([])

@@ -167,7 +167,7 @@ class _Reader:
 
     def _records(self, key: str, run: list[Any]) -> None:
         """Check a run of a long array's members and add them to the views."""
-        if not all(map(MEMBER_TESTS[key], run)):
+        if not MEMBER_TESTS[key].all(run):
             raise _NotLeanError
         if key == "trace":
             self.events.extend(events_of(run, self.timings))

@@ -84,60 +84,74 @@ def _adapter(field: str) -> TypeAdapter[list[Any]]:
 # the schema's strict model accepts; anything else (an int where a float is, a bool where an
 # int is, an unknown shape) is left to the schema, which words the error.
 
-Test = Callable[[Any], bool]
-_Fields = tuple[tuple[str, Test, bool], ...]
+_VERSION = re.compile(r"1\.[0-9]+")
 
 
-def _is_str(value: Any) -> bool:
-    return type(value) is str
+class Test:
+    """A test of one value (``test(value)``) that also tests many at once (``test.all``,
+    which answers as ``all(map(test, values))``): a long array's members are tested field by
+    field, a column of 100,000 values in a few calls in C."""
+
+    def __init__(self, one: Callable[[Any], bool]) -> None:
+        self._one = one
+
+    def __call__(self, value: Any) -> bool:
+        return self._one(value)
+
+    def all(self, values: list[Any]) -> bool:
+        return all(map(self._one, values))
 
 
-def _is_int(value: Any) -> bool:
-    return type(value) is int
+class _Exact(Test):
+    """A value of one of ``types`` exactly (a bool is no int)."""
+
+    def __init__(self, *types: type) -> None:
+        self.types = frozenset(types)
+        super().__init__(lambda value: type(value) in self.types)
+
+    def all(self, values: list[Any]) -> bool:
+        return self.types.issuperset(map(type, values))
 
 
-def _at_least(low: int) -> Test:
-    return lambda value: type(value) is int and value >= low
+class _AtLeast(Test):
+    def __init__(self, low: int) -> None:
+        self.low = low
+        super().__init__(lambda value: type(value) is int and value >= low)
+
+    def all(self, values: list[Any]) -> bool:
+        return _INT_TYPE.issuperset(map(type, values)) and (not values or min(values) >= self.low)
 
 
-def _is_float(value: Any) -> bool:
-    return type(value) is float
+class _OneOf(Test):
+    def __init__(self, *allowed: str) -> None:
+        self.allowed = frozenset(allowed)
+        super().__init__(lambda value: type(value) is str and value in self.allowed)
+
+    def all(self, values: list[Any]) -> bool:
+        return _STR_TYPE.issuperset(map(type, values)) and self.allowed.issuperset(values)
 
 
-def _is_dict(value: Any) -> bool:
-    return type(value) is dict
+class _Optional(Test):
+    def __init__(self, test: Test) -> None:
+        self.test = test
+        super().__init__(lambda value: value is None or test(value))
+
+    def all(self, values: list[Any]) -> bool:
+        return self.test.all([value for value in values if value is not None])
 
 
-def _is_empty(value: Any) -> bool:
-    return type(value) is list and not value
+class _Model(Test):
+    """An object with these fields: (name, test of a present value, required); other keys
+    are the schema's to judge (it ignores them)."""
 
+    def __init__(self, fields: tuple[tuple[str, Test, bool], ...]) -> None:
+        self.fields = fields
+        super().__init__(self._test)
 
-def _is_version(value: Any) -> bool:
-    return type(value) is str and _VERSION.fullmatch(value) is not None
-
-
-def _is_any(value: Any) -> bool:
-    return True
-
-
-def _optional(test: Test) -> Test:
-    return lambda value: value is None or test(value)
-
-
-def _list_of(test: Test) -> Test:
-    return lambda value: type(value) is list and all(map(test, value))
-
-
-def _one_of(*values: str) -> Test:
-    allowed = frozenset(values)
-    return lambda value: type(value) is str and value in allowed
-
-
-def _model(fields: _Fields) -> Test:
-    def test(value: Any) -> bool:
+    def _test(self, value: Any) -> bool:
         if type(value) is not dict:
             return False
-        for name, check, required in fields:
+        for name, check, required in self.fields:
             if name in value:
                 if not check(value[name]):
                     return False
@@ -145,13 +159,43 @@ def _model(fields: _Fields) -> Test:
                 return False
         return True
 
-    return test
+    def all(self, values: list[Any]) -> bool:
+        if not _DICT_TYPE.issuperset(map(type, values)):
+            return False
+        for name, check, required in self.fields:
+            if required:
+                try:
+                    column = [value[name] for value in values]
+                except KeyError:
+                    return False
+            else:
+                column = [value[name] for value in values if name in value]
+            if not check.all(column):
+                return False
+        return True
 
 
-_VERSION = re.compile(r"1\.[0-9]+")
+_INT_TYPE, _STR_TYPE, _DICT_TYPE = frozenset((int,)), frozenset((str,)), frozenset((dict,))
+_is_str, _is_int, _is_float, _is_dict = _Exact(str), _Exact(int), _Exact(float), _Exact(dict)
+_is_empty = Test(lambda value: type(value) is list and not value)
+_is_version = Test(lambda value: type(value) is str and _VERSION.fullmatch(value) is not None)
+_is_any = Test(lambda value: True)
+_at_least, _one_of, _model = _AtLeast, _OneOf, _Model
+
+
+def _optional(test: Test) -> Test:
+    if isinstance(test, _Exact):
+        return _Exact(*test.types, type(None))
+    return _Optional(test)
+
+
+def _list_of(test: Test) -> Test:
+    return Test(lambda value: type(value) is list and test.all(value))
+
+
 _FLOAT = _optional(_is_float)
 _STR = _optional(_is_str)
-_LOG = _model((("text", _is_str, True), ("truncated", lambda v: type(v) is bool, False)))
+_LOG = _model((("text", _is_str, True), ("truncated", _Exact(bool), False)))
 _PLAN_ROW = _model((
     ("index", _is_int, True), ("task", _is_str, True), ("task_id", _is_str, True),
     ("level", _is_int, True),
