@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import importlib
 import os
@@ -314,7 +315,10 @@ def _exit(code: int) -> NoReturn:
         if not thread.daemon and thread is not threading.main_thread() and thread.is_alive()
     ]
     if not stray:
-        sys.exit(code)
+        # What was registered to run at exit runs (log handlers, pools, temporary files);
+        # then the process ends without freeing its objects one by one, which for a
+        # 100,000-task run's millions took up to a second.
+        atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()

@@ -94,3 +94,21 @@ def test_a_run_that_writes_an_export_loads_no_schema_of_reading_one(tmp_path: Pa
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
     )
     assert ast.literal_eval(result.stdout.strip().splitlines()[-1]) == []
+
+
+def test_a_command_ends_with_what_was_registered_to_run_at_exit(tmp_path: Path) -> None:
+    # The process ends without freeing its objects, but not before its exit handlers ran
+    # and its output was written, piped or not.
+    marker = tmp_path / "ran"
+    code = (
+        "import atexit, sys\n"
+        "from harness_tui.cli import app\n"
+        f"atexit.register(lambda: open({str(marker)!r}, 'w').write('yes'))\n"
+        "atexit.register(lambda: print('from an exit handler'))\n"
+        "print('before the end')\n"
+        "app._exit(3)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 3
+    assert done.stdout == "before the end\nfrom an exit handler\n"
+    assert marker.read_text() == "yes"

@@ -108,24 +108,27 @@ class RunRecord:
         # The checksum is taken as the export is written (one pass over the run), or when
         # its text is first asked for (see _whole).
         record = cls(document)
-        if not keys:
-            # The views are the run's own, as of now (its events are the trace's rows):
-            # nothing is made again from the document (a diff of two stored runs).
-            trace = document["trace"]
-            if type(trace) is Rows:
-                record.__dict__["events"] = list(trace.source)
-                record.__dict__["outputs"] = run.output_texts()
-                plan = run.plan  # not itself: it holds the steps the plan's rows are made of
-                record.__dict__["plan"] = Plan(
-                    plan.names, plan.task_ids, plan.levels, payload_text(document["payload"])
-                )
-                record._made = True
-                record._plan_derived = run.plan_is_deterministic
-            if document.get("spec") is None:  # the embedded source is this one's: its parse
-                record.__dict__["workflow"] = workflow
         if keys:
             record._check_redacted_workflow()
+        else:
+            record._see_the_run(run, workflow)
         return record
+
+    def _see_the_run(self, run: Run, workflow: Workflow) -> None:
+        """Views that are the run's own, as of now (its events are the trace's rows): nothing
+        is made again from the document (a diff of two stored runs)."""
+        document = self._doc
+        if type(document["trace"]) is Rows:
+            self.__dict__["events"] = list(document["trace"].source)
+            self.__dict__["outputs"] = run.output_texts()
+            plan = run.plan  # not itself: it holds the steps the plan's rows are made of
+            self.__dict__["plan"] = Plan(
+                plan.names, plan.task_ids, plan.levels, payload_text(document["payload"])
+            )
+            self._made = True
+            self._plan_derived = run.plan_is_deterministic
+        if document.get("spec") is None:  # the embedded source is this one's: its parse
+            self.__dict__["workflow"] = workflow
 
     def _check_redacted_workflow(self) -> None:
         """A redacted export's workflow must still be one (else no reader could open it)."""

@@ -112,7 +112,7 @@ def replay_run(record: RunRecord) -> Run:
     # A task cancelled before it started where the replay would start it: the user stopped
     # the run between two tasks (nothing else in the trace says so).
     unstarted = {e.task for e in record.events if e.status is Status.CANCELLED and not e.attempt}
-    positions = [s.index for s in runs[0].plan.steps if s.task in unstarted]
+    positions = [i for i, task in enumerate(runs[0].plan.names) if task in unstarted]
     if not positions and record.status == RunStatus.CANCELLED:
         positions = [_stopped_after_the_work(runs[0].plan, workflow.graph)]
     runs[0].stop_before(positions)
