@@ -12,7 +12,11 @@ again): the figures are medians with their spreads (min-max), the ratios medians
 per-round ratios (a loaded machine slows a round's commands together). CPU seconds (user and
 system) are given beside wall time: on a shared machine they move far less.
 
-Run: python benchmarks/bench_100k.py [--tasks 100000] [--rounds 3] [--tree TREE]
+``--only replay,diff``: only the commands whose names start so, besides the runs every
+ratio needs (``run --no-store``, ``run --store`` with and without ``--export``): more rounds
+in the same time.
+
+Run: python benchmarks/bench_100k.py [--tasks 100000] [--rounds 3] [--only NAMES] [--tree TREE]
 """
 
 from __future__ import annotations
@@ -70,6 +74,7 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=100_000)
     parser.add_argument("--tree", type=Path, default=HERE.parent)
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--only", default="", help="command name prefixes, comma-separated")
     args = parser.parse_args()
     env = dict(os.environ, PYTHONPATH=str(args.tree.resolve()))
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode cached, as an installed package runs
@@ -96,6 +101,9 @@ def main() -> None:
         ("diff ID ID", [*cli, "diff", "--store", str(store)], None),  # the two stored runs
         ("engine (load excluded)", [sys.executable, "-c", ENGINE, str(big)], folder / "e.json"),
     ]
+    if args.only:
+        wanted = (*args.only.split(","), "generate", "run ", "engine")
+        steps = [step for step in steps if step[0].startswith(wanted)]
     walls: dict[str, list[float]] = {}
     cpus: dict[str, list[float]] = {}
     peaks: dict[str, list[float]] = {}
@@ -119,7 +127,8 @@ def main() -> None:
     base = "run --no-store -q"
     ratio = _ratios(walls[base], walls["engine (load excluded)"])
     print(f"{base} / engine run: {ratio} (target <= 2; the CLI includes its load)")
-    for name in ("run --store -q --export", "replay", "diff RUN RUN", "diff ID ID"):
+    for name in [n for n in ("run --store -q --export", "replay", "diff RUN RUN", "diff ID ID")
+                 if n in walls]:  # fmt: skip
         time_ratio = _ratios(walls[name], walls[base])
         cpu_ratio = _ratios(cpus[name], cpus[base])
         rss_ratio = _ratios(peaks[name], peaks[base])
