@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from sys import intern
 from typing import Any
 
-from ...engine.canonical import canonical_chunks, is_unicode, payload_text
+from ...engine.canonical import canonical_chunks, is_unicode, object_text, payload_text
 from ...engine.canonical import quote as _quote
 from ...engine.capture import UNATTRIBUTED, AttemptLog
 from ...engine.events import TraceEvent
@@ -36,7 +36,7 @@ from ...workflow.limits import current
 from ..errors import RecordError
 from .reading import check_free_form
 from .validation import MEMBER_TESTS, plainly_valid
-from .views import add_logs, array_claim, events_of, outputs_of, plan_claim
+from .views import add_logs, array_claim, events_of, plan_claim
 
 __all__ = ["Lean", "read_lean"]
 
@@ -101,6 +101,7 @@ class _Reader:
         self.events: list[TraceEvent] = []
         self.logs: dict[tuple[str, int], AttemptLog] = {}
         self.attempts: list[tuple[str, int]] = []
+        self.outputs: dict[str, str] | None = None  # each result's canonical text
 
     def read(self) -> Lean:
         data = self.data
@@ -195,6 +196,13 @@ class _Reader:
     def _hash_member(self, key: str) -> None:
         self._hash_key(key)
         value = self.document[key]
+        if key == "results" and type(value) is dict:  # each output's text is a view too
+            self.outputs = {
+                task: "".join(canonical_chunks(output, "$.results", 0, parsed=True))
+                for task, output in value.items()
+            }
+            self._hash(object_text(self.outputs))
+            return
         self._hash("".join(canonical_chunks(value, f"$.{key}", 1, parsed=True)))
 
     def _hash_key(self, key: str) -> None:
@@ -215,6 +223,9 @@ class _Reader:
         check_free_form(document, self.name, current())
         if self.hasher.hexdigest() != document["checksum"]:
             raise _NotLeanError
+        outputs = self.outputs
+        if outputs is None:  # no results object: the plain check has refused it already
+            raise _NotLeanError
         logs: dict[tuple[str, int], AttemptLog] = {}
         stray = document.get("unattributed_log")
         if stray is not None:
@@ -230,7 +241,7 @@ class _Reader:
             plan,
             self.events,
             logs,
-            outputs_of(document["results"]),
+            outputs,
             claim,
         )
 
