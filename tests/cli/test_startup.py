@@ -112,3 +112,14 @@ def test_a_command_ends_with_what_was_registered_to_run_at_exit(tmp_path: Path) 
     assert done.returncode == 3
     assert done.stdout == "before the end\nfrom an exit handler\n"
     assert marker.read_text() == "yes"
+
+
+def test_a_profiled_command_ends_as_python_does(tmp_path: Path) -> None:
+    # The profiler writes what it saw once the program returns: that end is kept for it.
+    script = tmp_path / "end.py"
+    script.write_text("from harness_tui.cli import app\napp._exit(0)\n")
+    profile = tmp_path / "end.prof"
+    done = subprocess.run(
+        [sys.executable, "-m", "cProfile", "-o", str(profile), str(script)], capture_output=True
+    )
+    assert done.returncode == 0 and profile.stat().st_size > 0
