@@ -257,13 +257,33 @@ def _boundary_inside_a_record(data: bytes) -> bytes:
     )
 
 
+def _trace_laid_out(data: bytes, indent: int | None) -> bytes:
+    """The trace laid out by ``json.dumps`` with ``indent``, shifted two columns."""
+    start = data.index(b'\n  "trace": [') + len(b'\n  "trace": ')
+    end = data.index(b"\n  ]", start) + len(b"\n  ]")
+    trace = json.dumps(json.loads(data[start:end]), indent=indent, ensure_ascii=False)
+    return data[:start] + trace.replace("\n", "\n  ").encode() + data[end:]
+
+
+def _trace_at_indent_1(data: bytes) -> bytes:  # records cut at "\n   },\n   {"
+    return _trace_laid_out(data, 1)
+
+
+def _trace_at_indent_4(data: bytes) -> bytes:  # the boundary's bytes one level deeper
+    return _trace_laid_out(data, 4)
+
+
+def _trace_on_one_line(data: bytes) -> bytes:
+    return _trace_laid_out(data, None)
+
+
 HEAD_EDITS = [
     _head_swapped, _version_missing, _format_twice, _version_twice, _version_again_below,
     _checksum_last, _checksum_twice, _status_twice, _trace_twice, _trace_last_twice,
     _escaped_key, _escaped_head_key, _key_out_of_order, _extra_space_after_colon,
     _trailing_space_after_record, _extra_brace, _crlf, _crlf_in_body, _bom,
     _empty_trace_spread, _nul_in_record, _lone_surrogate, _paired_surrogates, _huge_int,
-    _boundary_inside_a_record,
+    _boundary_inside_a_record, _trace_at_indent_1, _trace_at_indent_4, _trace_on_one_line,
 ]  # fmt: skip
 
 
@@ -290,6 +310,19 @@ def test_an_edited_layout_resealed_over_what_json_reads_keeps_the_contract(
     _assert_contract(data.replace(old, new), tmp_path)
     monkeypatch.setattr(streamed, "_RUN_BYTES", 1)  # a run per record: every boundary cut
     _assert_contract(data.replace(old, new), tmp_path, records=False)
+
+
+@pytest.mark.parametrize("edit", [_trace_at_indent_1, _trace_at_indent_4, _trace_on_one_line])
+def test_a_trace_laid_out_otherwise_is_read_lean_as_one_piece(
+    sealed: bytes, edit: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Not the records' layout: the trace is parsed as one value and hashed in canonical form.
+    data = edit(sealed)
+    data = _with_checksum(data, _canonical(json.loads(data)))
+    monkeypatch.setattr(streamed, "_RUN_BYTES", 1)
+    lean, whole = _lean(data), _whole(data)
+    assert lean is not None and not isinstance(whole, str)
+    _assert_same_views(lean, whole)
 
 
 def test_an_escaped_top_level_key_resealed_is_read_lean_as_whole(
