@@ -333,6 +333,29 @@ def test_an_escaped_top_level_key_resealed_is_read_lean_as_whole(
     assert lean is not None
 
 
+HEAD = b'{\n  "format": '
+SMALL_FILES = [
+    b"", b"\n}\n", HEAD + b"\n}\n", HEAD + b'"harness-run"\n}\n',
+    HEAD + b'"harness-run",\n  "format_version": "1.1"\n}\n',
+    HEAD + b'"harness-run",\n  "format_version": "1.1",\n  "checksum": "x"\n}\n',
+    HEAD + b'"harness-run",\n  "format_version": "1.1",\n  "plan": [\n    {\n    }\n  ]\n}\n',
+    HEAD + b'"harness-run",\n  "format_version": "1.1",\n  "plan": [\n    {\n  ]\n}\n',
+    HEAD + b'"harness-run",\n  "format_version": "1.1",\n  "": 1,\n  "": 2\n}\n',
+    HEAD + b'"harness-run",\n  "format_version": "1.1",\n  "a": ' + b"[" * 100_000 + b"\n}\n",
+    HEAD + b"[" * 5000 + b"]" * 5000 + b"\n}\n",
+    HEAD + b'"harness-run",\n  "format_version": "1.1",\n  "a": ' + b"9" * 5000 + b"\n}\n",
+    HEAD + b'"harness-run",\n  "format_version": "1.1",\n  "a": 1e400\n}\n',
+    HEAD + b'"harness-run",\n  "format_version": "1.1",\n  "a": NaN\n}\n',
+    HEAD + b'"harness-run",\n  "format_version": "1.1",\n  "\\ud800": 1\n}\n',
+    HEAD + b'"harness-run",\n  "format_version": "1.1",\n  "a": "\xed\xa0\x80"\n}\n',
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("data", SMALL_FILES)
+def test_a_small_or_strange_file_keeps_the_contract(data: bytes, tmp_path: Path) -> None:
+    assert _assert_contract(data, tmp_path) is None
+
+
 # -- the streamed checksum: record text hashed as it stands ------------------------------------
 # Each edit keeps the file in the writer's layout and changes only how a record of the
 # attempts array is spelled (or, for infinity, a value no JSON text can hold). With the real
