@@ -147,3 +147,27 @@ def test_verify_offline_with_a_damaged_recording_is_one_line(
     assert result.exit_code == 2
     (line,) = result.output.strip().splitlines()
     assert line.startswith("error: ") and "io[0].seq: expected a number from 0" in line
+
+
+DEEP = """
+def deep(inputs):
+    answer = []
+    for _ in range(250):
+        answer = [answer]
+    return len(inputs["io"].call("deep", lambda: answer))
+"""
+
+
+def test_a_recorded_answer_nested_past_the_readers_depth_is_not_written(
+    tmp_path: Path,
+) -> None:
+    # The reader bounds the depth of recorded calls as of every free part: the writer refuses
+    # what it would refuse (a recorded run's attempts are rows made as they are written).
+    (tmp_path / "deep_export_tasks.py").write_text(DEEP, encoding="utf-8")
+    (tmp_path / "deep.yaml").write_text(
+        'name: deep\ntasks:\n  deep: {run: "deep_export_tasks:deep"}\n', encoding="utf-8"
+    )
+    record = _record(load_workflow(tmp_path / "deep.yaml"), CallSession(CallMode.LIVE))
+    with pytest.raises(RecordError, match="attempts is nested more than 200 levels deep"):
+        record.write(tmp_path / "run.json")
+    assert not (tmp_path / "run.json").exists()

@@ -150,6 +150,11 @@ class Rows(Sequence[dict[str, Any]]):
         is made from (an event without an error; a plan row always)."""
         return self._flat is not None and all(map(self._flat, self._items[start:stop]))
 
+    def unflat(self) -> Iterator[dict[str, Any]]:
+        """The members not known to be records (see :meth:`flat`): those that may nest."""
+        known = self._flat
+        return map(self._make, (i for i in self._items if known is None or not known(i)))
+
     @property
     def source(self) -> Sequence[Any]:
         """The run's own records the members are made from (a trace's events)."""

@@ -14,7 +14,8 @@ from ...files import read_capped
 from ...workflow.limits import Limits, current
 from ...workflow.payload import too_many_digits
 from ..errors import RecordError
-from .validation import first_error
+from .document import Rows
+from .validation import SCALAR_FIELDS, first_error
 from .version import FORMAT, FORMAT_VERSION
 from .writing import checksum
 
@@ -135,34 +136,65 @@ def _refuse_constant(text: str) -> Any:
 
 
 def check_free_form(document: Mapping[str, Any], name: str, limits: Limits) -> None:
-    """Depth and integer size of the parts of an export that the schema leaves free
-    (payload, results, spec, environment), so that no later step meets a value it cannot
-    digest or show. Only containers go on the stack: a run's many scalar leaves are looked
-    at once, where they are found (this runs on every export written and read)."""
+    """Depth and integer size of the parts of an export that the schema leaves free (payload,
+    results, spec, environment, recorded calls, and any member it does not know), so that no
+    later step meets a value it cannot digest or show, and no reader meets one nested as
+    deep as Python itself goes (where two readers could differ). The long arrays' records
+    hold scalars (the schema says so) but for a few fields (:func:`check_records`). Only
+    containers go on the stack: a run's many scalar leaves are looked at once, where they
+    are found (this runs on every export written and read)."""
+    first = ("payload", "results", "spec", "environment", "forked_from")
+    rest = sorted(key for key in document if key not in first and key not in SCALAR_FIELDS)
+    for part in (*first, *rest):
+        check_value(document.get(part), part, name, limits)
+    for key in SCALAR_FIELDS:
+        members = document.get(key)
+        if type(members) is list:
+            check_records(key, members, name, limits)
+        elif type(members) is Rows:  # a run's: only those that may nest are made and looked at
+            check_records(key, members.unflat(), name, limits)
+
+
+def check_records(key: str, members: Iterable[Any], name: str, limits: Limits) -> None:
+    """:func:`check_free_form` of the fields of a long array's members that may nest (see
+    :data:`~.validation.SCALAR_FIELDS`): most members have none."""
+    scalar = SCALAR_FIELDS[key]
+    for member in members:
+        if type(member) is dict and not scalar.issuperset(member):
+            for field, value in member.items():
+                if field not in scalar:
+                    check_value(value, key, name, limits)
+
+
+def check_value(value: Any, part: str, name: str, limits: Limits) -> None:
+    """:func:`check_free_form` of one part's ``value``.
+
+    Raises:
+        RecordError: an integer too long, or a value nested too deep, named by ``part``.
+    """
     max_bits = int(limits.int_digits * 3.33) + 1
     max_depth = limits.export_depth
-    for part in ("payload", "results", "spec", "environment", "forked_from"):
-        stack: list[tuple[Any, int]] = [(document.get(part), 1)]
-        while stack:
-            value, depth = stack.pop()
-            kind = type(value)
-            if kind is dict or isinstance(value, dict):
-                children: Iterable[Any] = value.values()
-            elif kind is list or isinstance(value, list):
-                children = value
-            else:
-                if kind is int and value.bit_length() > max_bits:
-                    raise RecordError(
-                        f"{name}: an integer in {part} has more than {limits.int_digits:,} digits"
-                    )
-                continue
-            if depth > max_depth:
-                raise RecordError(f"{name}: {part} is nested more than {max_depth} levels deep")
-            for child in children:
-                child_kind = type(child)
-                if child_kind is dict or child_kind is list or isinstance(child, dict | list):
-                    stack.append((child, depth + 1))
-                elif child_kind is int and child.bit_length() > max_bits:
-                    raise RecordError(
-                        f"{name}: an integer in {part} has more than {limits.int_digits:,} digits"
-                    )
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        value, depth = stack.pop()
+        kind = type(value)
+        if kind is dict or isinstance(value, dict):
+            children: Iterable[Any] = value.values()
+        elif kind is list or isinstance(value, list):
+            children = value
+        else:
+            if kind is int and value.bit_length() > max_bits:
+                raise RecordError(
+                    f"{name}: an integer in {part} has more than {limits.int_digits:,} digits"
+                )
+            continue
+        if depth > max_depth:
+            raise RecordError(f"{name}: {part} is nested more than {max_depth} levels deep")
+        for child in children:
+            child_kind = type(child)
+            if child_kind is dict or child_kind is list or isinstance(child, dict | list):
+                stack.append((child, depth + 1))
+            elif child_kind is int and child.bit_length() > max_bits:
+                raise RecordError(
+                    f"{name}: an integer in {part} has more than {limits.int_digits:,} digits"
+                )

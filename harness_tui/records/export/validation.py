@@ -20,7 +20,7 @@ from ...engine.events import RunStatus, Status
 if TYPE_CHECKING:
     from pydantic import BaseModel, TypeAdapter
 
-__all__ = ["MEMBER_TESTS", "first_error", "plainly_valid"]
+__all__ = ["MEMBER_TESTS", "SCALAR_FIELDS", "first_error", "plainly_valid"]
 
 _RUN = 2048
 """Members of a long array checked in one call."""
@@ -251,6 +251,25 @@ MEMBER_TESTS: dict[str, Test] = {
 }  # fmt: skip
 """The plain check of one member of each long array: a document whose arrays are empty
 plainly passes, and whose members each pass, passes whole (:func:`plainly_valid`)."""
+
+
+_SCALARS = frozenset((str, int, float, bool, type(None)))
+
+
+def _scalar(check: Test) -> bool:
+    """Whether ``check`` passes only a scalar."""
+    if isinstance(check, _Exact):
+        return check.types <= _SCALARS
+    return isinstance(check, _AtLeast | _OneOf)
+
+
+SCALAR_FIELDS = {
+    key: frozenset(name for name, check, _ in test.fields if _scalar(check))
+    for key, test in MEMBER_TESTS.items()
+    if isinstance(test, _Model)
+}
+"""The fields of each long array's members that hold one scalar: any other (an error, a log,
+recorded calls, a field the schema does not know and ignores) may nest."""
 
 
 def plainly_valid(document: Mapping[str, Any]) -> bool:
