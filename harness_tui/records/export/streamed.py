@@ -7,15 +7,16 @@ An export this harness wrote is laid out as ``json.dumps`` lays it out with a tw
 a string, so those bytes are layout, and the file is cut there, each piece parsed alone. A cut
 that falls inside a value (a file laid out some other way) leaves a piece that does not parse,
 so a file whose pieces all parse is the JSON value they make. Each run of records is checked
-(:data:`~.validation.MEMBER_TESTS`), hashed into the checksum in its canonical form and made
-into the views (:mod:`.views`), then let go: at 100,000 tasks the whole-document reader holds
-the text and some 600,000 records at once.
+(:data:`~.validation.MEMBER_TESTS`, and the depth of what may nest: :func:`.reading.check_records`),
+hashed into the checksum by its canonical encoding (of what JSON reads, never of the text as
+it stands: anyone can compute a checksum over another spelling of the same values), made into
+the views (:mod:`.views`), then let go: at 100,000 tasks the whole-document reader holds the
+text and some 600,000 records at once.
 
 Only a sound export is read here. For anything else :func:`read_lean` gives None and the
 whole-document reader (:mod:`.reading`), which words every error, reads the bytes: a file laid
 out some other way, a key out of order or given twice, a redacted export (its markers are
-looked for in the whole trace), a part the plain schema check does not pass (the schema then
-names the error), a checksum that differs.
+looked for in the whole trace), a part the schema refuses, a checksum that differs.
 """
 
 from __future__ import annotations
