@@ -39,7 +39,7 @@ from ..errors import RecordError
 from .document import Rows, plain, run_document
 from .overrides import Override, add_overrides, overrides_of
 from .redaction import REPLACEMENT, UNCHECKED, redact_document
-from .views import add_logs, array_claim, events_of, outputs_of, plan_claim
+from .views import add_logs, array_claim, events_of, outputs_of, plan_claim, with_stray
 from .writing import checksum, export_chunks, export_text, write_sealed
 
 __all__ = ["RunRecord"]
@@ -606,12 +606,9 @@ class RunRecord:
     def logs(self) -> dict[tuple[str, int], AttemptLog]:
         """What each ``(task, attempt)`` printed or logged (export 1.1; empty for 1.0), and
         what threads wrote after their attempt ended under ``UNATTRIBUTED``."""
-        found = {}
-        stray = self._doc.get("unattributed_log")
-        if stray is not None:
-            found[UNATTRIBUTED] = AttemptLog(stray["text"], bool(stray.get("truncated")))
+        found: dict[tuple[str, int], AttemptLog] = {}
         add_logs(found, self._doc.get("attempts") or [])
-        return found
+        return with_stray(self._doc.get("unattributed_log"), found)
 
     @cached_property
     def recordings(self) -> dict[tuple[str, int], list[Exchange]]:

@@ -29,14 +29,14 @@ from typing import Any
 
 from ...engine.canonical import canonical_chunks, is_unicode, object_text, payload_text
 from ...engine.canonical import quote as _quote
-from ...engine.capture import UNATTRIBUTED, AttemptLog
+from ...engine.capture import AttemptLog
 from ...engine.events import TraceEvent
 from ...engine.scheduler import Plan
 from ...workflow.limits import current
 from ..errors import RecordError
 from .reading import check_free_form, check_records
 from .validation import MEMBER_TESTS, first_error, plainly_valid
-from .views import add_logs, array_claim, events_of, plan_claim
+from .views import add_logs, array_claim, events_of, plan_claim, with_stray
 
 __all__ = ["Lean", "read_lean"]
 
@@ -224,11 +224,7 @@ class _Reader:
         outputs = self.outputs
         if outputs is None:  # no results object: the plain check has refused it already
             raise _NotLeanError
-        logs: dict[tuple[str, int], AttemptLog] = {}
-        stray = document.get("unattributed_log")
-        if stray is not None:
-            logs[UNATTRIBUTED] = AttemptLog(stray["text"], bool(stray.get("truncated")))
-        logs.update(self.logs)
+        logs = with_stray(document.get("unattributed_log"), self.logs)
         plan = Plan(
             tuple(self.names), tuple(self.task_ids), tuple(self.levels),
             payload_text(document["payload"]),

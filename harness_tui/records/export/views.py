@@ -10,10 +10,10 @@ from sys import intern
 from typing import Any
 
 from ...engine.canonical import check_json
-from ...engine.capture import AttemptLog
+from ...engine.capture import UNATTRIBUTED, AttemptLog
 from ...engine.events import TraceEvent
 
-__all__ = ["add_logs", "array_claim", "events_of", "outputs_of", "plan_claim"]
+__all__ = ["add_logs", "array_claim", "events_of", "outputs_of", "plan_claim", "with_stray"]
 
 
 def events_of(
@@ -42,6 +42,18 @@ def add_logs(
             found[(attempt["task"], attempt["attempt"])] = AttemptLog(
                 log["text"], bool(log.get("truncated"))
             )
+
+
+def with_stray(
+    stray: Mapping[str, Any] | None, found: Mapping[tuple[str, int], AttemptLog]
+) -> dict[tuple[str, int], AttemptLog]:
+    """The logs view: what threads wrote after their attempt ended (the export's
+    ``unattributed_log``) under ``UNATTRIBUTED``, then each attempt's log in ``found``."""
+    logs = {}
+    if stray is not None:
+        logs[UNATTRIBUTED] = AttemptLog(stray["text"], bool(stray.get("truncated")))
+    logs.update(found)
+    return logs
 
 
 def outputs_of(results: Mapping[str, Any]) -> dict[str, str]:
