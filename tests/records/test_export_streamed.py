@@ -22,6 +22,8 @@ from harness_tui.records.export.streamed import read_lean
 from harness_tui.records.export.writing import checksum, export_text
 from harness_tui.workflow.loader import load_workflow
 
+from .lean_views import assert_same_views
+
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests/records/data/golden"
 SHIPPED = sorted((ROOT / "workflows").glob("*.yaml"))
@@ -42,13 +44,7 @@ def _assert_same(data: bytes) -> None:
     """The streamed reader takes ``data`` and makes what the whole-document reader does."""
     lean = read_lean(data, "run.json")
     assert lean is not None, "not read a run of records at a time"
-    whole = _whole(data)
-    assert lean.document == whole.document
-    assert lean.events == whole.events
-    assert list(lean.logs.items()) == list(whole.logs.items())
-    assert lean.plan == whole.plan
-    assert list(lean.outputs.items()) == list(whole.outputs.items())
-    assert lean.claim == whole._array_claim
+    assert_same_views(lean, _whole(data))
 
 
 def _document(path: Path) -> dict[str, Any]:

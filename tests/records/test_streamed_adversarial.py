@@ -30,6 +30,8 @@ from harness_tui.records.export.reading import document_of
 from harness_tui.records.export.streamed import Lean, read_lean
 from harness_tui.records.export.writing import checksum, export_text
 
+from .lean_views import assert_same_views
+
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests/records/data/golden"
 NAME = "run.json"
@@ -78,15 +80,6 @@ def _whole(data: bytes) -> RunRecord | str:
         return str(exc)
 
 
-def _assert_same_views(lean: Lean, whole: RunRecord) -> None:
-    assert lean.document == whole.document
-    assert lean.events == whole.events
-    assert list(lean.logs.items()) == list(whole.logs.items())
-    assert lean.plan == whole.plan
-    assert list(lean.outputs.items()) == list(whole.outputs.items())
-    assert lean.claim == whole._array_claim
-
-
 def _read(path: Path, *, lean: bool) -> RunRecord | str:
     try:
         return RunRecord.read(path, lean=lean)
@@ -102,7 +95,7 @@ def _assert_contract(data: bytes, directory: Path, *, records: bool = True) -> L
     whole = _whole(data)
     if lean is not None:
         assert not isinstance(whole, str), f"read lean, but the whole reader says: {whole}"
-        _assert_same_views(lean, whole)
+        assert_same_views(lean, whole)
     if records:
         path = directory / NAME
         path.write_bytes(data)
@@ -322,7 +315,7 @@ def test_a_trace_laid_out_otherwise_is_read_lean_as_one_piece(
     monkeypatch.setattr(streamed, "_RUN_BYTES", 1)
     lean, whole = _lean(data), _whole(data)
     assert lean is not None and not isinstance(whole, str)
-    _assert_same_views(lean, whole)
+    assert_same_views(lean, whole)
 
 
 def test_an_escaped_top_level_key_resealed_is_read_lean_as_whole(
@@ -489,7 +482,7 @@ def test_a_deep_but_readable_recorded_call_is_read_lean_as_whole(sealed: bytes) 
         data = make(sealed, 100)
         lean, whole = _lean(data), _whole(data)
         assert lean is not None and not isinstance(whole, str)
-        _assert_same_views(lean, whole)
+        assert_same_views(lean, whole)
 
 
 def test_nesting_near_the_recursion_limit_is_refused_by_both_or_neither(sealed: bytes) -> None:
@@ -545,7 +538,7 @@ def test_a_sound_export_with_hostile_records_is_read_lean_as_whole(
     lean, whole = _lean(data), _whole(data)
     assert not isinstance(whole, str), whole
     assert lean is not None, "a sound export in the harness's layout was read whole"
-    _assert_same_views(lean, whole)
+    assert_same_views(lean, whole)
 
 
 @settings(FIXTURE, max_examples=50)
@@ -697,7 +690,7 @@ def test_a_character_spelled_as_an_escape_keeps_the_contract(
     lean, whole = _lean(data), _whole(data)
     assert not isinstance(whole, str), whole
     if lean is not None:
-        _assert_same_views(lean, whole)
+        assert_same_views(lean, whole)
 
 
 # -- a pair of exports (a diff) ------------------------------------------------------------------
