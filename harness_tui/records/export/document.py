@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import platform
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from itertools import chain
+from operator import attrgetter
 from typing import Any, overload
 
 from ...engine.capture import UNATTRIBUTED, AttemptLog
@@ -16,6 +18,7 @@ from ...engine.scheduler import PlanStep
 from ...version import __version__
 from ...workflow.loader import Workflow
 from ...workflow.python_source import python_spec
+from .fast import all_finite
 from .version import FORMAT, FORMAT_VERSION, FORMAT_VERSION_IO
 
 __all__ = ["Rows", "export_name", "plain", "run_document"]
@@ -51,7 +54,7 @@ def _log_dict(log: AttemptLog | None) -> dict[str, Any] | None:
     return {"text": log.text, "truncated": log.truncated}
 
 
-def _attempts(run: Run, graph: TaskGraph) -> Rows:
+def _attempts(run: Run, graph: TaskGraph, finite: bool) -> Rows:
     """Each attempt as it really ran (export 1.1): from its ``running`` event to its final one,
     with what it printed or logged (``log`` is None when it wrote nothing), as :class:`Rows`
     made when written.
@@ -90,7 +93,12 @@ def _attempts(run: Run, graph: TaskGraph) -> Rows:
             made["io"] = [exchange.to_json() for exchange in exchanges]
         return made
 
-    return Rows(ended, attempt, lambda pair: not (_has_log(logs, pair[0]) or recordings))
+    return Rows(
+        ended,
+        attempt,
+        lambda pair: not (_has_log(logs, pair[0]) or recordings),
+        finite=finite,  # their floats are the events' times
+    )
 
 
 def _has_log(logs: Mapping[tuple[str, int], AttemptLog], event: TraceEvent) -> bool:
@@ -99,11 +107,11 @@ def _has_log(logs: Mapping[tuple[str, int], AttemptLog], event: TraceEvent) -> b
 
 
 def _additions_1_1(
-    run: Run, workflow: Workflow, forked_from: tuple[str, str] | None
+    run: Run, workflow: Workflow, forked_from: tuple[str, str] | None, finite: bool
 ) -> dict[str, Any]:
     """The fields export 1.1 adds beside the trace (``redaction`` is set by redacting)."""
     return {
-        "attempts": _attempts(run, workflow.graph),
+        "attempts": _attempts(run, workflow.graph, finite),
         "forked_from": (
             None if forked_from is None else {"run_digest": forked_from[0], "task": forked_from[1]}
         ),
@@ -132,17 +140,22 @@ class Rows(Sequence[dict[str, Any]]):
     holds a run of them at a time, not some 500,000 objects (about 160 MB at 100,000 tasks).
     :attr:`.record.RunRecord.document` gives plain lists (:func:`plain`)."""
 
-    __slots__ = ("_flat", "_items", "_make")
+    __slots__ = ("_flat", "_items", "_make", "finite")
 
     def __init__(
         self,
         items: Sequence[Any],
         make: Callable[[Any], dict[str, Any]],
         flat: Callable[[Any], bool] | None = None,
+        *,
+        finite: bool = False,
     ) -> None:
         self._items = items
         self._make = make
         self._flat = flat
+        self.finite = finite
+        """Every float in the members is known to be finite (the writer may then take
+        orjson's text of them, see :mod:`.fast`)."""
 
     def flat(self, start: int, stop: int) -> bool:
         """Whether the members ``start:stop`` are known to be records (non-empty objects of
@@ -178,6 +191,9 @@ class Rows(Sequence[dict[str, Any]]):
         return map(self._make, self._items)
 
 
+_TIMES = attrgetter("started_at", "ended_at", "wall")
+
+
 def _always(_item: Any) -> bool:
     return True
 
@@ -206,6 +222,8 @@ def run_document(
     and without its checksum (see :meth:`.record.RunRecord.from_run`). Its plan, trace and
     timings are :class:`Rows` of the run's plan and of its events as they are now."""
     events = tuple(run.events)  # the trace as of now: a paused run may go on
+    # The floats of the timings and attempts are the events' times.
+    finite = all_finite(chain.from_iterable(map(_TIMES, events)))
     document: dict[str, Any] = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -218,15 +236,15 @@ def run_document(
             "digest": workflow.digest,
         },
         "payload": run.payload,
-        "plan": Rows(run.plan.steps, PlanStep._asdict, _always),
-        "trace": Rows(events, TraceEvent.canonical, _without_error),
+        "plan": Rows(run.plan.steps, PlanStep._asdict, _always, finite=True),  # no float
+        "trace": Rows(events, TraceEvent.canonical, _without_error, finite=True),  # no float
         "results": run.results,
         "status": status or run.status.value,
         "digests": run.digests(),
         "redacted": [],
-        "timings": Rows(events, TraceEvent.timing, _always),
+        "timings": Rows(events, TraceEvent.timing, _always, finite=finite),
         "environment": dict(environment) if environment is not None else _environment(),
-        **_additions_1_1(run, workflow, forked_from),
+        **_additions_1_1(run, workflow, forked_from, finite),
         **_additions_1_2(run),
     }
     if run.plan.scheduler is not None:  # only then: every other export stays as it was

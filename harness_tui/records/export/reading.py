@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
+from math import isfinite
 from pathlib import Path
 from typing import Any
 
@@ -136,13 +137,13 @@ def _refuse_constant(text: str) -> Any:
 
 
 def check_free_form(document: Mapping[str, Any], name: str, limits: Limits) -> None:
-    """Depth and integer size of the parts of an export that the schema leaves free (payload,
-    results, spec, environment, recorded calls, and any member it does not know), so that no
-    later step meets a value it cannot digest or show, and no reader meets one nested as
-    deep as Python itself goes (where two readers could differ). The long arrays' records
-    hold scalars (the schema says so) but for a few fields (:func:`check_records`). Only
-    containers go on the stack: a run's many scalar leaves are looked at once, where they
-    are found (this runs on every export written and read)."""
+    """Depth, integer size and finite numbers of the parts of an export that the schema
+    leaves free (payload, results, spec, environment, recorded calls, and any member it does
+    not know), so that no later step meets a value it cannot digest or show, and no reader
+    meets one nested as deep as Python itself goes (where two readers could differ). The
+    long arrays' records hold scalars (the schema says so) but for a few fields
+    (:func:`check_records`). Only containers go on the stack: a run's many scalar leaves are
+    looked at once, where they are found (this runs on every export written and read)."""
     first = ("payload", "results", "spec", "environment", "forked_from")
     rest = sorted(key for key in document if key not in first and key not in SCALAR_FIELDS)
     for part in (*first, *rest):
@@ -162,7 +163,7 @@ def check_records(key: str, members: Iterable[Any], name: str, limits: Limits) -
     for member in members:
         if type(member) is dict and not scalar.issuperset(member):
             for field, value in member.items():
-                if field not in scalar:
+                if field not in scalar and value is not None:  # most attempts' log is None
                     check_value(value, key, name, limits)
 
 
@@ -170,7 +171,9 @@ def check_value(value: Any, part: str, name: str, limits: Limits) -> None:
     """:func:`check_free_form` of one part's ``value``.
 
     Raises:
-        RecordError: an integer too long, or a value nested too deep, named by ``part``.
+        RecordError: an integer too long, a number too large for a float (JSON text reads
+            ``1e400`` as infinity, which canonical JSON refuses), or a value nested too
+            deep, named by ``part``.
     """
     max_bits = int(limits.int_digits * 3.33) + 1
     max_depth = limits.export_depth
@@ -187,6 +190,8 @@ def check_value(value: Any, part: str, name: str, limits: Limits) -> None:
                 raise RecordError(
                     f"{name}: an integer in {part} has more than {limits.int_digits:,} digits"
                 )
+            if kind is float and not isfinite(value):
+                raise RecordError(f"{name}: a number in {part} is too large for a float")
             continue
         if depth > max_depth:
             raise RecordError(f"{name}: {part} is nested more than {max_depth} levels deep")
@@ -198,3 +203,5 @@ def check_value(value: Any, part: str, name: str, limits: Limits) -> None:
                 raise RecordError(
                     f"{name}: an integer in {part} has more than {limits.int_digits:,} digits"
                 )
+            elif child_kind is float and not isfinite(child):
+                raise RecordError(f"{name}: a number in {part} is too large for a float")

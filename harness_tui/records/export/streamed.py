@@ -34,6 +34,7 @@ from ...engine.events import TraceEvent
 from ...engine.scheduler import Plan
 from ...workflow.limits import current
 from ..errors import RecordError
+from . import fast
 from .reading import check_free_form, check_records
 from .validation import MEMBER_TESTS, first_error, plainly_valid
 from .views import add_logs, array_claim, events_of, plan_claim, with_stray
@@ -142,8 +143,11 @@ class _Reader:
                 run = _parsed(data, begin, close, "[", "]")
                 if type(run) is not list:
                     raise _NotLeanError
-                self._records(key, run)
-                text = "".join(canonical_chunks(run, f"$.{key}", 0, parsed=True))[1:-1]
+                self._records(key, run)  # checked: its floats are finite (see .fast)
+                text = fast.compact(run, finite=True) or "".join(
+                    canonical_chunks(run, f"$.{key}", 0, parsed=True)
+                )
+                text = text[1:-1]
                 self._hash(text if first else "," + text)
                 first = False
                 begin = end if last else cut + len(b"\n    },")

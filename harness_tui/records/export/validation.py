@@ -13,9 +13,11 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Mapping
+from math import isfinite
 from typing import TYPE_CHECKING, Any
 
 from ...engine.events import RunStatus, Status
+from .fast import all_finite
 
 if TYPE_CHECKING:
     from pydantic import BaseModel, TypeAdapter
@@ -113,6 +115,17 @@ class _Exact(Test):
         return self.types.issuperset(map(type, values))
 
 
+class _Finite(Test):
+    """A finite float, or None: the schema takes the infinities JSON text can spell
+    (``1e400``), which canonical JSON refuses; they are left to it, and to the checksum."""
+
+    def __init__(self) -> None:
+        super().__init__(lambda value: value is None or (type(value) is float and isfinite(value)))
+
+    def all(self, values: list[Any]) -> bool:
+        return _FLOAT_TYPES.issuperset(map(type, values)) and all_finite(values)
+
+
 class _AtLeast(Test):
     def __init__(self, low: int) -> None:
         self.low = low
@@ -176,7 +189,8 @@ class _Model(Test):
 
 
 _INT_TYPE, _STR_TYPE, _DICT_TYPE = frozenset((int,)), frozenset((str,)), frozenset((dict,))
-_is_str, _is_int, _is_float, _is_dict = _Exact(str), _Exact(int), _Exact(float), _Exact(dict)
+_FLOAT_TYPES = frozenset((float, type(None)))
+_is_str, _is_int, _is_dict = _Exact(str), _Exact(int), _Exact(dict)
 _is_empty = Test(lambda value: type(value) is list and not value)
 _is_version = Test(lambda value: type(value) is str and _VERSION.fullmatch(value) is not None)
 _is_any = Test(lambda value: True)
@@ -193,7 +207,7 @@ def _list_of(test: Test) -> Test:
     return Test(lambda value: type(value) is list and test.all(value))
 
 
-_FLOAT = _optional(_is_float)
+_FLOAT = _Finite()
 _STR = _optional(_is_str)
 _LOG = _model((("text", _is_str, True), ("truncated", _Exact(bool), False)))
 _PLAN_ROW = _model((
@@ -260,7 +274,7 @@ def _scalar(check: Test) -> bool:
     """Whether ``check`` passes only a scalar."""
     if isinstance(check, _Exact):
         return check.types <= _SCALARS
-    return isinstance(check, _AtLeast | _OneOf)
+    return isinstance(check, _AtLeast | _OneOf | _Finite)
 
 
 SCALAR_FIELDS = {

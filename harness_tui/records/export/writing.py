@@ -14,6 +14,7 @@ from typing import IO, Any
 from ...engine.canonical import canonical_chunks, digest_chunks, is_unicode
 from ...engine.canonical import quote as _quote
 from ...files import atomic_write_chunks, is_device
+from . import fast
 from .document import Rows, plain
 
 __all__ = ["checksum", "export_chunks", "export_text", "write_sealed"]
@@ -275,7 +276,9 @@ class _OnePass:
                 written = _members_both_ways(run)
             else:
                 run = value[start : start + _RUN]
-                written = _both_ways(run, type(value) is Rows and value.flat(start, start + _RUN))
+                rows = type(value) is Rows
+                known = rows and value.flat(start, start + _RUN)
+                written = _both_ways(run, known, rows and value.finite)
             if written is None:  # not all records: member by member, each way
                 for index, member in enumerate(run, start):
                     if is_object:
@@ -315,6 +318,9 @@ def _members_both_ways(run: dict[str, Any]) -> tuple[str, str] | None:
     """
     if not _all_records(run.values()):
         return None
+    quick = _quick_both_ways(run, finite=False)
+    if quick is not None:
+        return quick
     text = _dual_text(run)
     compact = text[1:-1].replace("\x01", ",").replace("\x02", ":")
     member, field = "\n" + _INDENT * 2, "\n" + _INDENT * 3
@@ -340,10 +346,23 @@ def _dual_text(value: Any) -> str:
     return text
 
 
-def _both_ways(run: list[Any], known: bool = False) -> tuple[str, str] | None:
+def _quick_both_ways(run: Any, *, finite: bool) -> tuple[str, str] | None:
+    """A run of members (an array's or an object's) at indent 2 without its brackets and as
+    compact canonical JSON, by orjson (:mod:`.fast`), or None."""
+    compact = fast.compact(run, finite=finite)
+    if compact is None:
+        return None
+    layout = fast.indented(run, 1, finite=finite)
+    if layout is None:  # pragma: no cover - the same values as the compact text's
+        return None
+    return layout[6:-4], compact[1:-1]  # without "[\n    " and "\n  ]" (or braces)
+
+
+def _both_ways(run: list[Any], known: bool = False, finite: bool = False) -> tuple[str, str] | None:
     """A run of records (see :func:`_records`) as the file lays it out at indent 2 and as
-    compact canonical JSON, from one call of the C encoder; None if one is not a record
-    (``known``: they are, see :meth:`Rows.flat`).
+    compact canonical JSON, by orjson or from one call of the C encoder; None if one is not
+    a record (``known``: they are, see :meth:`Rows.flat`; ``finite``: their floats are, see
+    :attr:`Rows.finite`).
 
     Raises:
         _NotInOnePassError: a value has no JSON form (NaN) or the text holds a lone
@@ -351,6 +370,9 @@ def _both_ways(run: list[Any], known: bool = False) -> tuple[str, str] | None:
     """
     if not (known or _all_records(run)):
         return None
+    quick = _quick_both_ways(run, finite=finite)
+    if quick is not None:
+        return quick
     text = _dual_text(run)
     compact = text[1:-1].replace("\x01", ",").replace("\x02", ":")
     inner = "\n" + _INDENT * 3

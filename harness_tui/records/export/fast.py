@@ -1,0 +1,134 @@
+"""orjson, when it is installed, for the bulk of an export's text: the runs of records of its
+long arrays (plan, trace, timings, attempts) and its results, written and read at about ten
+times the standard library's speed. Every text it gives is the one :mod:`json` gives, byte for
+byte; where that is not certain it gives None and the caller encodes the usual way.
+
+orjson writes the same JSON text as Python's encoder (sorted keys, UTF-8 kept, the same
+escapes) for every value but two kinds of float:
+
+- floats Python writes with an exponent: below 1e-4 orjson 3.13 writes ``0.00001`` and
+  ``3.5e-6`` where Python writes ``1e-05`` and ``3.5e-06`` (other versions may differ again).
+  A text with a signed exponent (``e+`` or ``e-`` and a digit: Python always writes the
+  sign, a hex digest never holds one) or ``0.0000`` is not used: the times of a run, the
+  bulk of its floats, are neither that small nor that large;
+- NaN and the infinities, which canonical JSON refuses and orjson writes as ``null``. A text
+  with ``null`` is used only when the caller knows every float in the value is finite
+  (``finite=True``): the times of a run's events were checked (:func:`all_finite`),
+  and a reader's values were checked before they are hashed (the depth check and the schema's
+  plain pass refuse a float that is not finite).
+
+Integers beyond 64 bits, strings with a lone surrogate and anything that is not JSON make
+orjson raise: None then. At first use a probe compares orjson's text of awkward values (the
+float formats above, escapes, key order, non-BMP text) with Python's; if one differs and the
+guard above would not catch it, orjson is not used at all.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from math import isfinite
+from typing import Any
+
+__all__ = ["all_finite", "compact", "indented"]
+
+_EXPONENT = re.compile(rb"e[+-][0-9]")
+
+
+def _spelled_apart(text: bytes) -> bool:
+    """Whether orjson's ``text`` may spell a float otherwise than Python does, or holds a
+    string that looks like one (the usual way is then taken, which is only slower). Looked
+    for with ``in`` first: a regular expression alone would step through every byte."""
+    if b"0.0000" in text:
+        return True
+    return (b"e+" in text or b"e-" in text) and _EXPONENT.search(text) is not None
+
+
+_state: list[Any] = []  # [the orjson module or None], set at first use
+
+
+def _orjson() -> Any:
+    """The orjson module, if it is installed and passes the probe (looked at once)."""
+    if not _state:
+        try:
+            import orjson
+        except ImportError:  # pragma: no cover - orjson is a dependency; tested by patching
+            _state.append(None)
+        else:
+            _state.append(orjson if _probe_passes(orjson) else None)
+    return _state[0]
+
+
+def _python(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+_PROBE: list[Any] = [
+    0.0, -0.0, 0.1, 1.5, -2.25, 1e-4, 0.00015, 9.999e-5, 1e-5, 3.5e-6, 1e-7, 1e-10, 5e-324,
+    123456789.123456789, 41896.136856749, 1796181647.9082382, 1e15, 9999999999999998.0, 1e16,
+    1.2345e17, 1e22, 1.7976931348623157e308, 2**53 + 1, -(2**63), 2**63 - 1, 2**64 - 1, 0, -1,
+    True, False, None, "", "\x00\x01\x08\t\n\x0b\x0c\r\x1f\x7f\"\\/",
+    "\u00e9\u2028\u2029\ud7ff\ue000\ufeff\uffff\U0001f600\U0010ffff", "1e-05 0.0000 e+1",
+    {"b": 1, "a": [], "B": {}, "\u00e9": 2, "\uffff": 3, "\U0001f600": 4, "a\x00": 5, "": 6},
+    [[], {}, [[1, {"x": None}]]],
+]  # fmt: skip
+
+
+def _probe_passes(orjson: Any) -> bool:
+    """Whether orjson's text of each probe value is Python's, or one the guard turns away."""
+    for value in _PROBE:
+        try:
+            text = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+            layout = orjson.dumps([value], option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2)
+        except TypeError:
+            return False
+        if _spelled_apart(text):
+            continue
+        if text.decode() != _python(value):
+            return False
+        if layout.decode() != json.dumps([value], indent=2, sort_keys=True, ensure_ascii=False):
+            return False
+    return True
+
+
+def _encoded(value: Any, option: int, finite: bool) -> bytes | None:
+    orjson = _orjson()
+    if orjson is None:
+        return None
+    try:
+        text: bytes = orjson.dumps(value, option=option | orjson.OPT_SORT_KEYS)
+    except TypeError:  # orjson.JSONEncodeError: a long integer, a lone surrogate, not JSON
+        return None
+    if _spelled_apart(text) or (not finite and b"null" in text):
+        return None
+    return text
+
+
+def compact(value: Any, *, finite: bool = False) -> str | None:
+    """Canonical JSON of ``value`` (JSON types only, string keys), or None: see the module's
+    docstring (``finite``: every float in it is known to be finite)."""
+    text = _encoded(value, 0, finite)
+    return None if text is None else text.decode()
+
+
+def indented(value: Any, level: int, *, finite: bool = False) -> str | None:
+    """``json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)`` as written at indent
+    ``level`` (its lines after the first shifted right), or None as :func:`compact`."""
+    orjson = _orjson()
+    text = _encoded(value, 0 if orjson is None else orjson.OPT_INDENT_2, finite)
+    if text is None:
+        return None
+    return text.decode().replace("\n", "\n" + "  " * level) if level else text.decode()
+
+
+def all_finite(values: Iterable[float | None]) -> bool:
+    """Whether every one of ``values`` (None aside) is a finite number: a clock that read NaN
+    would otherwise be written ``null`` (see the module's docstring), and a reader refuses
+    what JSON text reads as infinity (``1e400``). Their sum is finite if they all are, and
+    is taken in C; a sum too large to be finite (values near 1e308) only says no where it
+    could have said yes, and is then left to the slower way."""
+    try:
+        return isfinite(sum(filter(None, values)))  # None and 0.0 add nothing
+    except TypeError:  # not a number
+        return False
