@@ -94,7 +94,7 @@ def _call(fn: Callable[[Mapping[str, Any]], Any], inputs: Mapping[str, Any]) -> 
     the trace: ``SystemExit`` and a bare ``BaseException`` too. Ctrl+C (``KeyboardInterrupt``)
     stops the run instead, and a timeout's own exception goes on to the timer's owner."""
     try:
-        return _tuple_new(Outcome, (OK, fn(inputs), None, None, None, None, None, None))
+        return _tuple_new(Outcome, (OK, fn(inputs), None, None, None, None, None, None, None))
     except CallTimeout:
         raise
     except KeyboardInterrupt:

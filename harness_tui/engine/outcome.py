@@ -44,6 +44,8 @@ class Outcome(NamedTuple):
             the run's recorder of the attempt; None where it ran here or recorded nothing.
         exception: what an in-process task raised (for the article's ``run()``, whose
             final error names it as its ``__cause__``); None where it ran elsewhere.
+        text: the value's canonical JSON where the executor holds it already (a replay's
+            recorded output), committed as it stands; :attr:`value` is then not looked at.
     """
 
     kind: OutcomeKind
@@ -54,6 +56,7 @@ class Outcome(NamedTuple):
     log: AttemptLog | None = None
     exception: BaseException | None = None
     calls: dict[str, Any] | None = None
+    text: str | None = None
 
 
 INTERRUPTED = Outcome(

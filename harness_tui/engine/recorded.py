@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from .attempt import CANCELLED, ERROR, OK, Attempt, Executor, Outcome, OutcomeKind
-from .canonical import loads
 from .capture import AttemptLog
 from .events import Status, TraceEvent
 
@@ -55,7 +54,7 @@ class RecordedExecutor(Executor):
                 },
             )
         if event.status in (Status.SUCCEEDED, Status.FALLBACK):
-            return Outcome(OK, loads(self._outputs[attempt.task]))
+            return Outcome(OK, text=self._outputs[attempt.task])  # canonical, as recorded
         if event.status is Status.TIMED_OUT:
             return Outcome(OutcomeKind.TIMEOUT)
         if event.status is Status.CANCELLED:

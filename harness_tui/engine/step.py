@@ -224,20 +224,23 @@ class StepRunner:
     ) -> Status:
         kind = outcome.kind
         if kind == OK:
-            try:
-                text = check_json(outcome.value, "$output")
-            except CanonicalError as exc:
-                return self._emit(
-                    step,
-                    Status.FAILED,
-                    attempt,
-                    started_at=started,
-                    error={"type": "OutputNotJSON", "message": str(exc)},
-                ).status
+            text = outcome.text
+            if text is None:
+                try:
+                    text = check_json(outcome.value, "$output")
+                except CanonicalError as exc:
+                    return self._emit(
+                        step,
+                        Status.FAILED,
+                        attempt,
+                        started_at=started,
+                        error={"type": "OutputNotJSON", "message": str(exc)},
+                    ).status
             out_digest = digest_text(text)
             returned = self._context.returned
             if returned is not None and text[0] in "[{":
-                returned[node.name] = json.dumps(outcome.value, ensure_ascii=False)
+                value = outcome.value if outcome.text is None else loads(text)
+                returned[node.name] = json.dumps(value, ensure_ascii=False)
             # The commit happens before the event so listeners see the output with its event.
             self._context.commit(node.name, text, out_digest)
             return self._emit(step, success, attempt, started, None, None, out_digest).status
