@@ -56,7 +56,8 @@ class RunState:
     """The append-only log of one run: events and committed outputs."""
 
     __slots__ = (
-        "_by_task", "_hashed", "_input_digests", "_latest", "_trace_hash", "commits", "events",
+        "_by_task", "_hashed", "_input_digests", "_latest", "_results_digest", "_trace_hash",
+        "commits", "events",
     )  # fmt: skip
 
     def __init__(self) -> None:
@@ -68,6 +69,9 @@ class RunState:
         self._hashed = 0
         self._input_digests: dict[str, str] = {}
         self._latest: dict[str, Status] = {}
+        # The results digest as of a number of commits: outputs are only ever added, so a
+        # run's digest asked for again (its end recorded, then exported) is not taken again.
+        self._results_digest: tuple[int, str] = (-1, "")
 
     def append(self, event: TraceEvent) -> None:
         """Append an event; its ``seq`` must be the next position."""
@@ -165,7 +169,11 @@ class RunState:
 
     def results_digest(self) -> str:
         """sha256 of :meth:`results_text`."""
-        return hashlib.sha256(self.results_text().encode()).hexdigest()
+        count, digest = self._results_digest
+        if count != len(self.commits):
+            digest = hashlib.sha256(self.results_text().encode()).hexdigest()
+            self._results_digest = (len(self.commits), digest)
+        return digest
 
 
 class _EventsView(Sequence[TraceEvent]):
