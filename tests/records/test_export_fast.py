@@ -102,6 +102,28 @@ def test_a_run_of_times_is_taken_from_orjson() -> None:
     assert fast.compact(with_null, finite=True) == check_json(with_null)
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(_text, _values(_finite_floats), max_size=6))
+def test_outputs_read_by_orjson_are_the_standard_librarys_values(outputs: dict[str, Any]) -> None:
+    texts = {}
+    for name, value in outputs.items():
+        text = _expected(value)
+        if text is not None:  # a committed output is canonical JSON
+            texts[name] = text
+    read = fast.values_of(texts)
+    expected = {name: json.loads(text) for name, text in texts.items()}
+    assert list(read) == list(expected)
+    assert [check_json(v) for v in read.values()] == [check_json(v) for v in expected.values()]
+
+
+def test_outputs_orjson_reads_otherwise_are_read_by_json() -> None:
+    texts = {"b": check_json({"n": 2**70}), "a": check_json([1e-05, 1.5]), "c": "1"}
+    read = fast.values_of(texts)
+    assert read == {"b": {"n": 2**70}, "a": [1e-05, 1.5], "c": 1}
+    assert type(read["b"]["n"]) is int and list(read) == ["b", "a", "c"]
+    assert fast.values_of({"x": '{"a":[1,{"b":null}]}'}) == {"x": {"a": [1, {"b": None}]}}
+
+
 @pytest.mark.parametrize(
     "value",
     [[1e-05], [3.5e-06], [1e16], [-0.00001234], [2**64], ["\ud800"], [{"a": 1e-7}], [{1: 2}]],
@@ -240,3 +262,54 @@ def test_a_replay_reads_back_every_recorded_time(tmp_path: Path) -> None:
     times = [(e.started_at, e.ended_at, e.wall) for e in report.run.events]
     assert times == [(e.started_at, e.ended_at, e.wall) for e in record.events]
     assert any(e.status == "fallback" for e in record.events)  # a fallback's first reading
+
+
+OUTPUTS = """
+def deep(inputs):
+    value = []
+    for _ in range(inputs["params"]["depth"] - 1):
+        value = [value]
+    return value
+
+def long(inputs):
+    return int("9" * inputs["params"]["digits"])
+"""
+
+
+@pytest.mark.parametrize(
+    ("task", "params", "refused"),
+    [
+        # The shortest texts that break a bound: 2 characters a level, 1 a digit.
+        ("deep", {"depth": 7}, "results is nested more than 7 levels deep"),
+        ("deep", {"depth": 6}, None),  # with the results object, 7 levels
+        ("long", {"digits": 21}, "an integer in results has more than 20 digits"),
+        ("long", {"digits": 20}, None),
+    ],
+)
+def test_outputs_past_the_readers_bounds_are_refused_by_the_writer(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    task: str,
+    params: dict[str, int],
+    refused: str | None,
+) -> None:
+    # A record made from a run walks only the outputs whose text is long enough to break a
+    # bound (see check_free_form); each bound is met here by the shortest text that breaks it.
+    from harness_tui.workflow import limits
+
+    bounds = "export_depth=7,int_digits=200" if task == "deep" else "int_digits=20"
+    monkeypatch.setenv(limits.ENV_VAR, bounds)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "bound_tasks.py").write_text(OUTPUTS, encoding="utf-8")
+    spec = f'name: bounds\ntasks:\n  t: {{run: "bound_tasks:{task}", with: {json.dumps(params)}}}\n'
+    (tmp_path / "bounds.yaml").write_text(spec, encoding="utf-8")
+    workflow = load_workflow(tmp_path / "bounds.yaml")
+    run = TaskOrchestrator(workflow.graph).start(workflow.payload).run_to_end()
+    assert run.status == "succeeded"
+    record = RunRecord.from_run(run, workflow)
+    if refused is None:
+        record.write(tmp_path / "run.json")
+        RunRecord.read(tmp_path / "run.json")
+    else:
+        with pytest.raises(RecordError, match=refused):
+            record.write(tmp_path / "run.json")

@@ -18,7 +18,7 @@ from ...engine.scheduler import PlanStep
 from ...version import __version__
 from ...workflow.loader import Workflow
 from ...workflow.python_source import python_spec
-from .fast import all_finite
+from .fast import all_finite, values_of
 from .version import FORMAT, FORMAT_VERSION, FORMAT_VERSION_IO
 
 __all__ = ["Rows", "export_name", "plain", "run_document"]
@@ -238,7 +238,7 @@ def run_document(
         "payload": run.payload,
         "plan": Rows(run.plan.steps, PlanStep._asdict, _always, finite=True),  # no float
         "trace": Rows(events, TraceEvent.canonical, _without_error, finite=True),  # no float
-        "results": run.results,
+        "results": values_of(run.output_texts()),
         "status": status or run.status.value,
         "digests": run.digests(),
         "redacted": [],

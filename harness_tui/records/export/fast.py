@@ -27,11 +27,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from math import isfinite
 from typing import Any
 
-__all__ = ["all_finite", "compact", "indented"]
+from ...engine.canonical import object_text
+
+__all__ = ["all_finite", "compact", "indented", "values_of"]
 
 _EXPONENT = re.compile(rb"e[+-][0-9]")
 
@@ -132,3 +134,22 @@ def all_finite(values: Iterable[float | None]) -> bool:
         return isfinite(sum(filter(None, values)))  # None and 0.0 add nothing
     except TypeError:  # not a number
         return False
+
+
+def values_of(texts: Mapping[str, str]) -> dict[str, Any]:
+    """The value of each canonical JSON text in ``texts`` (a run's committed outputs), in
+    their order: read by orjson all at once where its text of what it read is theirs again
+    (it reads an integer beyond 64 bits as a float, which it then writes otherwise), else
+    each by :func:`json.loads`. Canonical JSON is one text per value, so what reads back to
+    the same text is the same value."""
+    orjson = _orjson()
+    if orjson is not None and texts:
+        whole = object_text(dict(texts))
+        try:
+            read = orjson.loads(whole)
+            same = orjson.dumps(read, option=orjson.OPT_SORT_KEYS) == whole.encode()
+        except (TypeError, ValueError):  # orjson.JSONDecodeError is a ValueError
+            same = False
+        if same:
+            return {name: read[name] for name in texts}
+    return {name: json.loads(text) for name, text in texts.items()}

@@ -136,18 +136,36 @@ def _refuse_constant(text: str) -> Any:
     raise _NotJsonNumberError(text)
 
 
-def check_free_form(document: Mapping[str, Any], name: str, limits: Limits) -> None:
+def check_free_form(
+    document: Mapping[str, Any],
+    name: str,
+    limits: Limits,
+    texts: Mapping[str, str] | None = None,
+) -> None:
     """Depth, integer size and finite numbers of the parts of an export that the schema
     leaves free (payload, results, spec, environment, recorded calls, and any member it does
     not know), so that no later step meets a value it cannot digest or show, and no reader
     meets one nested as deep as Python itself goes (where two readers could differ). The
     long arrays' records hold scalars (the schema says so) but for a few fields
     (:func:`check_records`). Only containers go on the stack: a run's many scalar leaves are
-    looked at once, where they are found (this runs on every export written and read)."""
+    looked at once, where they are found (this runs on every export written and read).
+
+    ``texts``: the canonical JSON of each result, where it is known (a record made from a
+    run): a text too short to spell a value nested too deep or an integer too long (most
+    outputs) is not walked."""
     first = ("payload", "results", "spec", "environment", "forked_from")
     rest = sorted(key for key in document if key not in first and key not in SCALAR_FIELDS)
     for part in (*first, *rest):
-        check_value(document.get(part), part, name, limits)
+        value = document.get(part)
+        if part == "results" and texts is not None and type(value) is dict:
+            # Depth d takes 2d characters, the results object one level of it; n digits, n.
+            short = min(2 * (limits.export_depth - 1), limits.int_digits)
+            for task, output in value.items():
+                text = texts.get(task)
+                if text is None or len(text) > short:  # in its object: one level more
+                    check_value({task: output}, part, name, limits)
+            continue
+        check_value(value, part, name, limits)
     for key in SCALAR_FIELDS:
         members = document.get(key)
         if type(members) is list:

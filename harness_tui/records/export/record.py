@@ -216,8 +216,9 @@ class RunRecord:
         no one could open it."""
         from .reading import check_free_form
 
+        texts = self.__dict__.get("outputs") if self._made else None  # the run's own
         try:
-            check_free_form(self._doc, str(path), current())
+            check_free_form(self._doc, str(path), current(), texts)
         except RecordError as exc:
             raise RecordError(f"{exc}: the reader would refuse it, so it is not written") from None
 
