@@ -550,13 +550,15 @@ class Run:
         """The canonical trace as JSON objects."""
         return self.context.state.canonical_trace()
 
-    def digests(self) -> dict[str, str]:
-        """Digests of payload, plan, trace, results, and the run digest over all four."""
+    def digests(self, trace: str | None = None) -> dict[str, str]:
+        """Digests of payload, plan, trace, results, and the run digest over all four.
+        ``trace``: the trace digest, where the caller knows it is this trace's (a replay
+        whose canonical trace is its record's, whose digest was checked)."""
         state = self.context.state
         parts = {
             "payload": self.context.payload_digest,
             "plan": self.plan.digest,
-            "trace": state.trace_digest(),
+            "trace": trace if trace is not None else state.trace_digest(),
             "results": state.results_digest(),
         }
         return {**parts, "run": combine_digests(parts)}

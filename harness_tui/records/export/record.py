@@ -60,6 +60,8 @@ class RunRecord:
         self._array_claim: str | None = None  # a lean record's first wrong array claim
         self._derived: Plan | None = None  # the plan the workflow and payload give, once made
         self._made = False  # made from a run, whose arrays hold their claims by construction
+        self.trace_digest_checked = False
+        """Its trace digest is known to be its events' (checked when read, or its run's)."""
 
     # -- making -----------------------------------------------------------------------------
 
@@ -127,6 +129,7 @@ class RunRecord:
             )
             self._made = True
             self._plan_derived = run.plan_is_deterministic
+            self.trace_digest_checked = True  # the run's own, of these events
         if document.get("spec") is None:  # the embedded source is this one's: its parse
             self.__dict__["workflow"] = workflow
 
@@ -448,8 +451,12 @@ class RunRecord:
                 raise RecordError(
                     f"{name}: trace event {event.seq} ({event.task!r}) does not match the plan"
                 )
-        if "trace-digest" not in skip and trace_digest(events) != self.digests["trace"]:
-            raise RecordError(f"{name}: trace does not match its digest (the trace was edited)")
+        if "trace-digest" not in skip:
+            if trace_digest(events) != self.digests["trace"]:
+                raise RecordError(
+                    f"{name}: trace does not match its digest (the trace was edited)"
+                )
+            self.trace_digest_checked = True
 
     def _check_claims(self) -> None:
         """The fields outside the digests must not contradict the trace: plan indexes, the
