@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness_tui.engine.canonical import CanonicalError, check_json
+from harness_tui.engine.canonical import CanonicalError, check_json, combine_digests
 from harness_tui.engine.clock import FakeClock
 from harness_tui.engine.orchestrator import TaskOrchestrator
 from harness_tui.records.errors import RecordError
@@ -313,3 +313,50 @@ def test_outputs_past_the_readers_bounds_are_refused_by_the_writer(
     else:
         with pytest.raises(RecordError, match=refused):
             record.write(tmp_path / "run.json")
+
+
+@pytest.mark.parametrize(
+    ("output", "says"),
+    [
+        ([[]] * 3 + [[[[[[[[]]]]]]]], "results is nested more than 7 levels deep"),
+        ({"n": -(10**21)}, "an integer in results has more than 20 digits"),
+        (10**21, "an integer in results has more than 20 digits"),
+    ],
+    ids=["deep", "long-in-object", "long"],
+)
+def test_a_read_refuses_an_output_past_its_bounds_whichever_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, output: Any, says: str
+) -> None:
+    # The lean reader knows each output's text and walks only those long enough to break a
+    # bound; both readers refuse the same outputs with the same line.
+    from harness_tui.records.export.writing import checksum, export_text
+    from harness_tui.workflow import limits
+
+    document = json.loads(_record().write(tmp_path / "run.json").read_bytes())
+    document["results"][next(iter(document["results"]))] = output
+    del document["checksum"]
+    document["checksum"] = checksum(document)
+    data = export_text(document).encode()
+    (tmp_path / "bad.json").write_bytes(data)
+    monkeypatch.setenv(limits.ENV_VAR, "export_depth=7,int_digits=20")
+    assert read_lean(data, "bad.json") is None
+    with pytest.raises(RecordError, match=says):
+        RunRecord.read(tmp_path / "bad.json")
+    with pytest.raises(RecordError, match=says):
+        RunRecord.read(tmp_path / "bad.json", lean=True)
+
+
+def test_a_replay_takes_no_trace_digest_on_trust(tmp_path: Path) -> None:
+    # A record never read (so never checked) whose trace digest is wrong: its replay's
+    # digests differ, though the replayed trace is the recorded one.
+    document = json.loads(_record().write(tmp_path / "run.json").read_bytes())
+    digests = document["digests"]
+    digests["trace"] = "0" * 64
+    digests["run"] = combine_digests(
+        {k: digests[k] for k in ("payload", "plan", "results", "trace")}
+    )
+    record = RunRecord(document)
+    report = replay(record)
+    assert report.diff.identical and not report.digests_match
+    checked = RunRecord.read(tmp_path / "run.json")
+    assert checked.trace_digest_checked and replay(checked).identical

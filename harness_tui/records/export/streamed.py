@@ -222,7 +222,7 @@ class _Reader:
         document = self.document
         if not plainly_valid(document) and first_error(document) is not None:
             raise _NotLeanError  # the schema (what the plain check leaves to it: overrides)
-        check_free_form(document, self.name, current())
+        check_free_form(document, self.name, current(), self.outputs)
         if self.hasher.hexdigest() != document["checksum"]:
             raise _NotLeanError
         outputs = self.outputs
