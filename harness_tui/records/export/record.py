@@ -453,9 +453,7 @@ class RunRecord:
                 )
         if "trace-digest" not in skip:
             if trace_digest(events) != self.digests["trace"]:
-                raise RecordError(
-                    f"{name}: trace does not match its digest (the trace was edited)"
-                )
+                raise RecordError(f"{name}: trace does not match its digest (the trace was edited)")
             self.trace_digest_checked = True
 
     def _check_claims(self) -> None:
