@@ -97,6 +97,8 @@ def test_a_run_of_times_is_taken_from_orjson() -> None:
     ]
     assert fast.compact(run) == check_json(run)
     assert fast.indented(run, 1) == _python_layout(run, 1)
+    large = [1e16, -1.2345e17, 1.7976931348623157e308, 1e-4]  # written alike (the probe)
+    assert fast.compact(large) == check_json(large)
     with_null = [{"log": None, "seq": 2}]
     assert fast.compact(with_null) is None  # a null may be a float that is not finite
     assert fast.compact(with_null, finite=True) == check_json(with_null)
@@ -126,8 +128,8 @@ def test_outputs_orjson_reads_otherwise_are_read_by_json() -> None:
 
 @pytest.mark.parametrize(
     "value",
-    [[1e-05], [3.5e-06], [1e16], [-0.00001234], [2**64], ["\ud800"], [{"a": 1e-7}], [{1: 2}]],
-    ids=["1e-05", "3.5e-06", "1e16", "small-negative", "2**64", "surrogate", "1e-7", "int-key"],
+    [[1e-05], [3.5e-06], [-0.00001234], [2**64], ["\ud800"], [{"a": 1e-7}], [{1: 2}]],
+    ids=["1e-05", "3.5e-06", "small-negative", "2**64", "surrogate", "1e-7", "int-key"],
 )
 def test_what_orjson_spells_apart_or_refuses_is_left_to_the_usual_way(value: Any) -> None:
     assert fast.compact(value, finite=True) is None
