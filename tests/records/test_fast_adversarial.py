@@ -29,6 +29,7 @@ import json
 import math
 import random
 import struct
+import sys
 import tempfile
 import uuid
 from pathlib import Path
@@ -386,7 +387,7 @@ def test_a_library_that_writes_otherwise_fails_the_probe(library: _Otherwise) ->
 
 
 def test_a_library_that_fails_the_probe_is_never_used(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(__import__("sys").modules, "orjson", _OTHERWISE["ascii-only"])
+    monkeypatch.setitem(sys.modules, "orjson", _OTHERWISE["ascii-only"])
     monkeypatch.setattr(fast, "_state", [])
     assert fast.compact([{"t": 1.5}], finite=True) is None
     assert fast.indented([{"t": 1.5}], 1, finite=True) is None
@@ -655,6 +656,64 @@ def test_a_wall_time_too_large_for_a_float_is_not_a_traceback(hostile: Any) -> N
     assert isinstance(data, bytes | str)
 
 
+@pytest.mark.parametrize("steps", [0, 1, 2, 5, 9])
+@pytest.mark.parametrize("tick", [0.01, 1e-5])
+def test_a_run_exported_midway_is_the_same_export_with_or_without_orjson(
+    steps: int, tick: float
+) -> None:
+    workflow = load_workflow(ROOT / "workflows/agent_triage.yaml")
+    orchestrator = TaskOrchestrator(
+        workflow.graph, clock=FakeClock(tick=tick), on_failure=workflow.on_failure
+    )
+    run = orchestrator.start(workflow.payload)
+    for _ in range(steps):
+        run.step()
+    with tempfile.TemporaryDirectory() as directory:
+        quick, used = _export(workflow, run, Path(directory) / "quick.json", quick=True)
+        usual, _ = _export(workflow, run, Path(directory) / "usual.json", quick=False)
+    assert used and quick == usual
+    _assert_reads(quick, finite=True)
+
+
+_any_scalar = st.one_of(
+    _record_value,
+    st.sampled_from([math.nan, math.inf, -math.inf, 2**64, -(2**64) - 1, 10**30, "\ud800"]),
+    st.sampled_from([_IntEnum.A, _StrEnum.A, _Float(1.5), _Str("s"), _Int(5)]),
+)
+
+
+def _write(document: dict[str, Any], path: Path, *, quick: bool) -> bytes | str:
+    fast._state[:] = [] if quick else [None]
+    try:
+        return RunRecord(document).write(path).read_bytes()
+    except (CanonicalError, RecordError) as exc:
+        return f"{type(exc).__name__}: {exc}"
+    finally:
+        fast._state[:] = []
+
+
+@settings(FIXTURE, max_examples=80)
+@given(
+    field=st.sampled_from(["timings", "attempts", "trace", "plan"]),
+    index=st.integers(0, 6),
+    key=st.sampled_from(["started_at", "wall", "ended_at", "zz", "\uffff", "\U0001f600"]),
+    value=_any_scalar,
+    result=st.dictionaries(_text, _any_scalar, min_size=1, max_size=3),
+)
+def test_a_document_with_strange_records_is_the_same_export_with_or_without_orjson(
+    document: dict[str, Any], field: str, index: int, key: str, value: Any, result: Any
+) -> None:
+    changed = json.loads(json.dumps(document))
+    del changed["checksum"]
+    changed[field][index][key] = value
+    changed["results"][changed["trace"][-1]["task"]] = result
+    with tempfile.TemporaryDirectory() as directory:
+        quick = _write(changed, Path(directory) / NAME, quick=True)
+        assert quick == _write(changed, Path(directory) / NAME, quick=False)
+    if isinstance(quick, bytes):
+        _assert_lean_within_whole(quick)
+
+
 # -- 3. the lean reader accepts only what the whole reader does, whatever the spelling ---------
 
 _SENTINEL = 0.123456789
@@ -811,42 +870,3 @@ def test_every_spelling_in_every_place_is_read_lean_only_as_whole(
                 lean = _assert_lean_within_whole(_forged(data, text, spelling, hashed))
                 accepted += lean is not None
     assert accepted > len(_PLACES)  # the real spellings with their real checksums, at least
-
-
-_any_scalar = st.one_of(
-    _record_value,
-    st.sampled_from([math.nan, math.inf, -math.inf, 2**64, -(2**64) - 1, 10**30, "\ud800"]),
-    st.sampled_from([_IntEnum.A, _StrEnum.A, _Float(1.5), _Str("s"), _Int(5)]),
-)
-
-
-def _write(document: dict[str, Any], path: Path, *, quick: bool) -> bytes | str:
-    fast._state[:] = [] if quick else [None]
-    try:
-        return RunRecord(document).write(path).read_bytes()
-    except (CanonicalError, RecordError) as exc:
-        return f"{type(exc).__name__}: {exc}"
-    finally:
-        fast._state[:] = []
-
-
-@settings(FIXTURE, max_examples=80)
-@given(
-    field=st.sampled_from(["timings", "attempts", "trace", "plan"]),
-    index=st.integers(0, 6),
-    key=st.sampled_from(["started_at", "wall", "ended_at", "zz", "\uffff", "\U0001f600"]),
-    value=_any_scalar,
-    result=st.dictionaries(_text, _any_scalar, min_size=1, max_size=3),
-)
-def test_a_document_with_strange_records_is_the_same_export_with_or_without_orjson(
-    document: dict[str, Any], field: str, index: int, key: str, value: Any, result: Any
-) -> None:
-    changed = json.loads(json.dumps(document))
-    del changed["checksum"]
-    changed[field][index][key] = value
-    changed["results"][changed["trace"][-1]["task"]] = result
-    with tempfile.TemporaryDirectory() as directory:
-        quick = _write(changed, Path(directory) / NAME, quick=True)
-        assert quick == _write(changed, Path(directory) / NAME, quick=False)
-    if isinstance(quick, bytes):
-        _assert_lean_within_whole(quick)
