@@ -18,7 +18,7 @@ from ...engine.scheduler import PlanStep
 from ...version import __version__
 from ...workflow.loader import Workflow
 from ...workflow.python_source import python_spec
-from .fast import all_finite, values_of
+from .fast import plain_times, values_of
 from .version import FORMAT, FORMAT_VERSION, FORMAT_VERSION_IO
 
 __all__ = ["Rows", "export_name", "plain", "run_document"]
@@ -54,10 +54,10 @@ def _log_dict(log: AttemptLog | None) -> dict[str, Any] | None:
     return {"text": log.text, "truncated": log.truncated}
 
 
-def _attempts(run: Run, graph: TaskGraph, finite: bool) -> Rows:
+def _attempts(run: Run, graph: TaskGraph, plain: bool) -> Rows:
     """Each attempt as it really ran (export 1.1): from its ``running`` event to its final one,
     with what it printed or logged (``log`` is None when it wrote nothing), as :class:`Rows`
-    made when written.
+    made when written (``plain``: the events' times are finite numbers).
 
     A fallback has no ``running`` event; its start is its final event's ``started_at``.
     """
@@ -93,25 +93,20 @@ def _attempts(run: Run, graph: TaskGraph, finite: bool) -> Rows:
             made["io"] = [exchange.to_json() for exchange in exchanges]
         return made
 
-    return Rows(
-        ended,
-        attempt,
-        lambda pair: not (_has_log(logs, pair[0]) or recordings),
-        finite=finite,  # their floats are the events' times
-    )
-
-
-def _has_log(logs: Mapping[tuple[str, int], AttemptLog], event: TraceEvent) -> bool:
-    log = logs.get((event.task, event.attempt))
-    return log is not None and bool(log.text or log.truncated)
+    # A record unless it has a log or recorded calls (most runs: none at all).
+    logged = frozenset(key for key, log in logs.items() if log.text or log.truncated)
+    flat: Callable[[tuple[TraceEvent, TraceEvent | None]], bool] | None = None
+    if plain and not recordings:
+        flat = _always if not logged else lambda pair: (pair[0].task, pair[0].attempt) not in logged
+    return Rows(ended, attempt, flat, finite=plain)  # their floats are the events' times
 
 
 def _additions_1_1(
-    run: Run, workflow: Workflow, forked_from: tuple[str, str] | None, finite: bool
+    run: Run, workflow: Workflow, forked_from: tuple[str, str] | None, plain: bool
 ) -> dict[str, Any]:
     """The fields export 1.1 adds beside the trace (``redaction`` is set by redacting)."""
     return {
-        "attempts": _attempts(run, workflow.graph, finite),
+        "attempts": _attempts(run, workflow.graph, plain),
         "forked_from": (
             None if forked_from is None else {"run_digest": forked_from[0], "task": forked_from[1]}
         ),
@@ -222,8 +217,9 @@ def run_document(
     and without its checksum (see :meth:`.record.RunRecord.from_run`). Its plan, trace and
     timings are :class:`Rows` of the run's plan and of its events as they are now."""
     events = tuple(run.events)  # the trace as of now: a paused run may go on
-    # The floats of the timings and attempts are the events' times.
-    finite = all_finite(chain.from_iterable(map(_TIMES, events)))
+    # The floats of the timings and attempts are the events' times: records of finite
+    # numbers, unless a clock gave something else (then they are looked at when written).
+    plain = plain_times(chain.from_iterable(map(_TIMES, events)))
     document: dict[str, Any] = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -242,9 +238,9 @@ def run_document(
         "status": status or run.status.value,
         "digests": run.digests(),
         "redacted": [],
-        "timings": Rows(events, TraceEvent.timing, _always, finite=finite),
+        "timings": Rows(events, TraceEvent.timing, _always if plain else None, finite=plain),
         "environment": dict(environment) if environment is not None else _environment(),
-        **_additions_1_1(run, workflow, forked_from, finite),
+        **_additions_1_1(run, workflow, forked_from, plain),
         **_additions_1_2(run),
     }
     if run.plan.scheduler is not None:  # only then: every other export stays as it was

@@ -17,22 +17,26 @@ escapes) for every value but two kinds of float:
   and a reader's values were checked before they are hashed (the depth check and the schema's
   plain pass refuse a float that is not finite).
 
-Integers beyond 64 bits, strings with a lone surrogate and anything that is not JSON make
-orjson raise: None then. At first use a probe compares orjson's text of awkward values (the
-float formats above, escapes, key order, non-BMP text) with Python's; if one differs and the
-guard above would not catch it, orjson is not used at all.
+Integers beyond 64 bits and strings with a lone surrogate make orjson raise: None then. So do
+subclasses of the JSON types, dataclasses and dates, which it is told to hand back (and which
+are refused). Tuples, enums and UUIDs orjson writes on its own where canonical JSON refuses
+them: the values given here are of JSON types only (what :func:`json.loads` made, or records
+whose values were checked to be scalars of exact JSON types). At first use a probe compares
+orjson's text of awkward values (the float formats above, NaN and the infinities, escapes,
+key order, non-BMP text) with Python's; if one differs and the guard above would not catch
+it, orjson is not used at all.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Mapping
-from math import isfinite
 from typing import Any
 
 from ...engine.canonical import object_text
 
-__all__ = ["all_finite", "compact", "indented", "values_of"]
+__all__ = ["all_finite", "both", "compact", "plain_times", "values_of"]
 
 
 def _spelled_apart(text: bytes) -> bool:
@@ -72,7 +76,14 @@ _PROBE: list[Any] = [
 
 
 def _probe_passes(orjson: Any) -> bool:
-    """Whether orjson's text of each probe value is Python's, or one the guard turns away."""
+    """Whether orjson's text of each probe value is Python's, or one the guard turns away,
+    and NaN and the infinities are ``null`` (which only ``finite=False`` guards against)."""
+    for value in (math.nan, math.inf, -math.inf):
+        try:
+            if orjson.dumps([value]) != b"[null]":
+                return False
+        except TypeError:
+            return False
     for value in _PROBE:
         try:
             text = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
@@ -93,12 +104,26 @@ def _encoded(value: Any, option: int, finite: bool) -> bytes | None:
     if orjson is None:
         return None
     try:
-        text: bytes = orjson.dumps(value, option=option | orjson.OPT_SORT_KEYS)
+        text: bytes = orjson.dumps(value, _refuse, option | _options(orjson))
     except TypeError:  # orjson.JSONEncodeError: a long integer, a lone surrogate, not JSON
         return None
     if _spelled_apart(text) or (not finite and b"null" in text):
         return None
     return text
+
+
+def _options(orjson: Any) -> int:
+    """Keys sorted; subclasses, dataclasses and dates handed to :func:`_refuse`."""
+    return int(
+        orjson.OPT_SORT_KEYS
+        | orjson.OPT_PASSTHROUGH_SUBCLASS
+        | orjson.OPT_PASSTHROUGH_DATACLASS
+        | orjson.OPT_PASSTHROUGH_DATETIME
+    )
+
+
+def _refuse(value: Any) -> Any:
+    raise TypeError(type(value).__name__)
 
 
 def compact(value: Any, *, finite: bool = False) -> str | None:
@@ -108,14 +133,16 @@ def compact(value: Any, *, finite: bool = False) -> str | None:
     return None if text is None else text.decode()
 
 
-def indented(value: Any, level: int, *, finite: bool = False) -> str | None:
-    """``json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)`` as written at indent
-    ``level`` (its lines after the first shifted right), or None as :func:`compact`."""
-    orjson = _orjson()
-    text = _encoded(value, 0 if orjson is None else orjson.OPT_INDENT_2, finite)
-    if text is None:
+def both(value: Any, level: int, *, finite: bool = False) -> tuple[str, str] | None:
+    """``value`` as ``json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)`` writes
+    it at indent ``level`` (its lines after the first shifted right), and its canonical JSON;
+    or None as :func:`compact` (the same values, so the compact text alone is looked at)."""
+    compact = _encoded(value, 0, finite)
+    if compact is None:
         return None
-    return text.decode().replace("\n", "\n" + "  " * level) if level else text.decode()
+    orjson = _orjson()
+    layout = orjson.dumps(value, _refuse, orjson.OPT_INDENT_2 | _options(orjson)).decode()
+    return layout.replace("\n", "\n" + "  " * level) if level else layout, compact.decode()
 
 
 def all_finite(values: Iterable[float | None]) -> bool:
@@ -125,9 +152,20 @@ def all_finite(values: Iterable[float | None]) -> bool:
     is taken in C; a sum too large to be finite (values near 1e308) only says no where it
     could have said yes, and is then left to the slower way."""
     try:
-        return isfinite(sum(filter(None, values)))  # None and 0.0 add nothing
-    except TypeError:  # not a number
+        return math.isfinite(sum(filter(None, values)))  # None and 0.0 add nothing
+    except (TypeError, OverflowError):  # not a number; an integer too large for a float
         return False
+
+
+_TIME_TYPES = frozenset((float, int, type(None)))
+
+
+def plain_times(values: Iterable[float | None]) -> bool:
+    """Whether every one of ``values`` is a float or an integer (exactly) or None, and
+    finite (:func:`all_finite`): what a clock must give for its times to be written as
+    records without a second look."""
+    values = list(values)
+    return _TIME_TYPES.issuperset(map(type, values)) and all_finite(values)
 
 
 def values_of(texts: Mapping[str, str]) -> dict[str, Any]:

@@ -349,12 +349,10 @@ def _dual_text(value: Any) -> str:
 def _quick_both_ways(run: Any, *, finite: bool) -> tuple[str, str] | None:
     """A run of members (an array's or an object's) at indent 2 without its brackets and as
     compact canonical JSON, by orjson (:mod:`.fast`), or None."""
-    compact = fast.compact(run, finite=finite)
-    if compact is None:
+    texts = fast.both(run, 1, finite=finite)
+    if texts is None:
         return None
-    layout = fast.indented(run, 1, finite=finite)
-    if layout is None:  # pragma: no cover - the same values as the compact text's
-        return None
+    layout, compact = texts
     return layout[6:-4], compact[1:-1]  # without "[\n    " and "\n  ]" (or braces)
 
 
