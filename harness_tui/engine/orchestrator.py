@@ -181,17 +181,25 @@ class TaskOrchestrator:
         result["payload"] = loads(json.dumps(payload, ensure_ascii=False))
         return result
 
-    def resume(self, payload: Any, events: Sequence[TraceEvent], outputs: Mapping[str, str]) -> Run:
+    def resume(
+        self,
+        payload: Any,
+        events: Sequence[TraceEvent],
+        outputs: Mapping[str, str],
+        trace_hash: Any = None,
+    ) -> Run:
         """Rebuild a run from recorded events and outputs, ready to go on where it stopped.
 
         Events of a task whose final status was not recorded are dropped, so that task runs
         again from its first attempt and the finished trace equals an uninterrupted one.
+        ``trace_hash``: sha256 of ``[`` and the events' canonical texts as recorded,
+        comma-separated (a store's), so that the trace digest does not encode them again.
 
         Raises:
             ResumeError: the events do not follow this workflow's plan for ``payload``.
         """
         run = self.start(payload)
-        run._resume_from(events, outputs)
+        run._resume_from(events, outputs, trace_hash)
         return run
 
 
@@ -692,9 +700,11 @@ class Run:
         failed = any(state.status(name) in RUN_FAILING_STATUSES for name in self.plan.names)
         self.status = RunStatus.FAILED if failed else RunStatus.SUCCEEDED
 
-    def _resume_from(self, events: Sequence[TraceEvent], outputs: Mapping[str, str]) -> None:
+    def _resume_from(
+        self, events: Sequence[TraceEvent], outputs: Mapping[str, str], trace_hash: Any = None
+    ) -> None:
         """Load recorded events (see :meth:`TaskOrchestrator.resume`)."""
-        restored = restore(self.context, events, outputs)
+        restored = restore(self.context, events, outputs, trace_hash)
         self._cursor = restored.cursor
         if restored.failed and self.orchestrator.on_failure is OnFailure.STOP:
             self._stopping = True

@@ -4,7 +4,7 @@ against its plan, so the run goes on where the record stopped."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from .canonical import digest_text
 from .context import RunContext
@@ -33,12 +33,17 @@ class Restored(NamedTuple):
 
 
 def restore(
-    context: RunContext, events: Sequence[TraceEvent], outputs: Mapping[str, str]
+    context: RunContext,
+    events: Sequence[TraceEvent],
+    outputs: Mapping[str, str],
+    trace_hash: Any = None,
 ) -> Restored:
     """Append the recorded events of every finished task to ``context.state``.
 
     Events of a task whose final event was not recorded are dropped, so that task runs again
-    from its first attempt and the finished trace equals an uninterrupted one.
+    from its first attempt and the finished trace equals an uninterrupted one. ``trace_hash``:
+    the running hash of the events' recorded canonical texts (see
+    :meth:`~.state.RunState.adopt_trace_hash`), taken when every event is kept.
 
     Raises:
         ResumeError: the events do not follow the plan, or an output is missing or altered.
@@ -64,13 +69,16 @@ def restore(
         for kept in pending:
             if kept.status in OUTPUT_STATUSES:
                 text = outputs.get(kept.task)
-                if text is None or digest_text(text) != kept.output_digest:
+                digest = "" if text is None else digest_text(text)
+                if text is None or digest != kept.output_digest:
                     raise ResumeError(f"the committed output of {kept.task} is missing or altered")
-                state.commit(kept.task, kept.seq, text, digest_text(text))
+                state.commit(kept.task, kept.seq, text, digest)
             state.append(kept)
         pending.clear()
         cursor += 1
         failed = failed or event.status in FAILURE_STATUSES
         if event.status is Status.CANCELLED and event.attempt > 0:
             cancelled = True  # the user stopped this run: it stays cancelled
+    if trace_hash is not None:
+        state.adopt_trace_hash(trace_hash, len(events))
     return Restored(cursor, failed, cancelled)

@@ -155,6 +155,15 @@ class RunState:
         self._trace_hash.update(("," + chunk if first else chunk).encode())
         self._hashed = first + len(texts)
 
+    def adopt_trace_hash(self, hasher: Any, count: int) -> None:
+        """Take ``hasher`` as the running trace hash: sha256 of ``[`` and the canonical
+        texts of the first ``count`` events, comma-separated, as they were recorded (a
+        restored run's were read from its store: not encoded again). Only when those are all
+        the events so far and none is hashed yet."""
+        if count == len(self.events) and self._hashed == 0:
+            self._trace_hash = hasher
+            self._hashed = count
+
     def trace_digest(self) -> str:
         """sha256 of the canonical JSON of the trace (the list of canonical events)."""
         _hash_events(self._trace_hash, self.events, self._hashed)

@@ -71,8 +71,12 @@ def stored_event(canonical: dict[str, Any], timing: dict[str, Any]) -> TraceEven
     return TraceEvent.from_dicts(canonical, timing)
 
 
-def read_batch(row: tuple[Any, ...], events: list[TraceEvent], outputs: dict[str, str]) -> None:
-    """Add a stored batch's events and outputs to ``events`` and ``outputs``.
+def read_batch(
+    row: tuple[Any, ...], events: list[TraceEvent], outputs: dict[str, str], hasher: Any
+) -> None:
+    """Add a stored batch's events and outputs to ``events`` and ``outputs``, and its events'
+    canonical texts to the running trace ``hasher`` (see
+    :meth:`~harness_tui.engine.state.RunState.adopt_trace_hash`).
 
     Raises:
         ValueError: the row does not hold what a batch holds (a damaged store).
@@ -89,6 +93,8 @@ def read_batch(row: tuple[Any, ...], events: list[TraceEvent], outputs: dict[str
     tracebacks = _tracebacks(
         None if tracebacks_text is None else json.loads(tracebacks_text), count, where
     )
+    texts = canonical.replace("\n", ",")  # one per line: canonical JSON has no raw newline
+    hasher.update(("," + texts if events else texts).encode())
     for i, line in enumerate(lines):
         timing = {
             "started_at": times[3 * i],

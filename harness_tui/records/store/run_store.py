@@ -22,6 +22,7 @@ unfinished in the workbench: resumable), ``succeeded``, ``failed``, ``cancelled`
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import os
 import secrets
@@ -161,6 +162,8 @@ class StoredRun:
     recordings: dict[tuple[str, int], list[Exchange]] = field(default_factory=dict)
     overrides: tuple[Override, ...] = ()
     recording: Recorded | None = None
+    trace_hash: Any = None
+    """sha256 of ``[`` and its events' canonical texts as stored, comma-separated."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -700,7 +703,7 @@ class RunStore:
             (path, base, source, payload_text, status, done, total, owner, until, fork, changes,
              recording) = row  # fmt: skip
             done = _done(done, total)
-            events, outputs = self._events(run_id)
+            events, outputs, trace_hash = self._events(run_id)
             logs = {}
             for log_row in self._db.execute(
                 "SELECT task, attempt, text, truncated FROM logs WHERE run_id = ?", (run_id,)
@@ -724,6 +727,7 @@ class RunStore:
             recordings=recordings,
             overrides=stored_overrides(changes, run_id),
             recording=Recorded.from_text(recording, run_id),
+            trace_hash=trace_hash,
         )  # fmt: skip
 
     def _recordings(self, run_id: str) -> dict[tuple[str, int], list[Exchange]]:
@@ -741,31 +745,34 @@ class RunStore:
                 )
         return found
 
-    def _events(self, run_id: str) -> tuple[list[TraceEvent], dict[str, str]]:
+    def _events(self, run_id: str) -> tuple[list[TraceEvent], dict[str, str], Any]:
         """A run's stored events (with their timings, worker and traceback) and outputs: the
-        rows of schema 5 and before, then the batches written since."""
+        rows of schema 5 and before, then the batches written since; and the running trace
+        hash of their canonical texts as stored, which its run's digest was taken over (see
+        :meth:`~harness_tui.engine.state.RunState.adopt_trace_hash`)."""
         db = self._db
+        hasher = hashlib.sha256(b"[")
         with _damage_is_one_line(run_id):
-            events = [
-                stored_event(
+            events: list[TraceEvent] = []
+            for canonical, started, ended, tb, wall, worker in db.execute(
+                "SELECT canonical, started_at, ended_at, traceback, wall, worker "
+                "FROM events WHERE run_id = ? ORDER BY seq",
+                (run_id,),
+            ):
+                hasher.update(("," + canonical if events else canonical).encode())
+                events.append(stored_event(
                     json.loads(canonical),
                     {"started_at": started, "ended_at": ended, "traceback": tb, "wall": wall,
                      "worker": worker},
-                )
-                for canonical, started, ended, tb, wall, worker in db.execute(
-                    "SELECT canonical, started_at, ended_at, traceback, wall, worker "
-                    "FROM events WHERE run_id = ? ORDER BY seq",
-                    (run_id,),
-                )
-            ]  # fmt: skip
+                ))  # fmt: skip
             outputs = dict(db.execute("SELECT task, text FROM outputs WHERE run_id = ?", (run_id,)))
             for row in db.execute(
                 "SELECT seq, events, canonical, times, workers, tracebacks, outputs FROM batches "
                 "WHERE run_id = ? ORDER BY seq",
                 (run_id,),
             ):
-                read_batch(row, events, outputs)
-        return events, outputs
+                read_batch(row, events, outputs, hasher)
+        return events, outputs, hasher
 
     def _restore(
         self, stored: StoredRun, executor: Executor | None = None, clock: Clock | None = None
@@ -779,7 +786,9 @@ class RunStore:
         )
         with _damage_is_one_line(stored.id):
             payload = json.loads(stored.payload_text)
-            run = orchestrator.resume(payload, stored.events, stored.outputs)
+            # A copy: the run's own hash goes on from it as the run goes on.
+            trace_hash = None if stored.trace_hash is None else stored.trace_hash.copy()
+            run = orchestrator.resume(payload, stored.events, stored.outputs, trace_hash)
         run.load_logs(stored.logs)
         run.load_recordings(stored.recordings)
         if stored.recording is not None:  # it goes on recording as it did (secret headers)
