@@ -2,7 +2,7 @@
 
 WAL mode; group commit: the tasks a run retires are written together, one transaction and one
 row (:mod:`.batch_rows`) per batch of whole tasks (their events and committed outputs; their
-logs go to a table of their own), when 512 events are pending, 50 ms have passed or the run
+logs go to a table of their own), when 512 events are pending, 0.25 s have passed or the run
 pauses, ends or is left (:meth:`RunStore.attach`). After a crash
 the store ends at a task boundary and a resume goes on from there, running again the tasks of
 the batch that was not written yet: at-least-once for a task's side effects. With
