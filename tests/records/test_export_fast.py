@@ -118,6 +118,17 @@ def test_outputs_read_by_orjson_are_the_standard_librarys_values(outputs: dict[s
     assert [check_json(v) for v in read.values()] == [check_json(v) for v in expected.values()]
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(_text, _values(_floats), max_size=6))
+def test_outputs_written_by_orjson_are_canonical_json_or_none(outputs: dict[str, Any]) -> None:
+    texts = fast.texts_of(outputs)
+    expected = {name: _expected(value) for name, value in outputs.items()}
+    if None in expected.values():  # NaN, an infinity, a lone surrogate: never written
+        assert texts is None
+    else:
+        assert texts is None or list(texts.items()) == list(expected.items())
+
+
 def test_outputs_orjson_reads_otherwise_are_read_by_json() -> None:
     texts = {"b": check_json({"n": 2**70}), "a": check_json([1e-05, 1.5]), "c": "1"}
     read = fast.values_of(texts)
@@ -242,8 +253,15 @@ def _forged(data: bytes, old: str, new: str, hashed: str) -> bytes:
             '"attempt": 1, "attempt_x": [1e400],',
             '"attempt":1,"attempt_x":[null],',
         ),
+        (0.01, '"approved": false,', '"approved": 1e400,', '"approved":null,'),
     ],
-    ids=["orjson-spelling", "exponent-spelling", "infinity-as-null", "free-infinity-as-null"],
+    ids=[
+        "orjson-spelling",
+        "exponent-spelling",
+        "infinity-as-null",
+        "free-infinity-as-null",
+        "output-infinity-as-null",
+    ],
 )
 def test_a_checksum_over_another_spelling_is_refused_by_both_readers(
     tmp_path: Path, tick: float, old: str, new: str, hashed: str

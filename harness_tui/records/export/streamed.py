@@ -199,7 +199,9 @@ class _Reader:
         self._hash_key(key)
         value = self.document[key]
         if key == "results" and type(value) is dict:  # each output's text is a view too
-            self.outputs = {
+            # Not known finite yet (free-form parts are checked at the end, and the check
+            # trusts these texts' lengths): a null may be an infinity, left to the usual way.
+            self.outputs = fast.texts_of(value) or {
                 task: "".join(canonical_chunks(output, "$.results", 0, parsed=True))
                 for task, output in value.items()
             }
