@@ -159,6 +159,10 @@ def test_a_torn_final_frame_is_normal_and_a_bad_header_is_damage(tmp_path: Path)
             "canonical = '{bad' || substr(canonical, instr(canonical, char(10)))",
             "Expecting property name enclosed in double quotes: line 1 column 2 (char 1)",
         ),
+        (  # a line that is JSON but no event
+            "canonical = '1' || substr(canonical, instr(canonical, char(10)))",
+            "the batch at event 0 does not hold",
+        ),
         ("times = x'00'", "the batch at event 0 does not hold"),
         ("events = 1", "the batch at event 0 does not hold 1 events"),
         ("workers = '[1]'", "the batch at event 0 has damaged workers"),

@@ -85,8 +85,8 @@ def read_batch(
     where = f"the batch at event {seq}"
     if not isinstance(canonical, str) or not isinstance(times_blob, bytes):
         raise ValueError(f"{where} has no events or no times")
-    lines = canonical.split("\n")
-    if not isinstance(count, int) or len(lines) != count or len(times_blob) != 24 * count:
+    lines = canonical.count("\n") + 1
+    if not isinstance(count, int) or lines != count or len(times_blob) != 24 * count:
         raise ValueError(f"{where} does not hold {count} events")
     times = [None if math.isnan(t) else t for t in struct.unpack(f"<{3 * count}d", times_blob)]
     workers = _workers(None if workers_text is None else json.loads(workers_text), count, where)
@@ -95,7 +95,15 @@ def read_batch(
     )
     texts = canonical.replace("\n", ",")  # one per line: canonical JSON has no raw newline
     hasher.update(("," + texts if events else texts).encode())
-    for i, line in enumerate(lines):
+    # Parsed in one call, not one a line (half the time at 100,000 tasks); a line that is
+    # not JSON is found again alone, for the error that names it.
+    try:
+        parsed = json.loads(f"[{texts}]")
+    except (ValueError, RecursionError):
+        parsed = [json.loads(line) for line in canonical.split("\n")]
+    if len(parsed) != count or not all(type(event) is dict for event in parsed):
+        raise ValueError(f"{where} does not hold {count} events")
+    for i, event in enumerate(parsed):
         timing = {
             "started_at": times[3 * i],
             "ended_at": times[3 * i + 1],
@@ -103,7 +111,7 @@ def read_batch(
             "worker": workers[i],
             "traceback": tracebacks.get(str(i)),
         }
-        events.append(stored_event(json.loads(line), timing))
+        events.append(stored_event(event, timing))
     if not isinstance(outputs_text, str):
         raise ValueError(f"{where} has no outputs")
     for line in outputs_text.split("\n") if outputs_text else ():
