@@ -161,6 +161,8 @@ class Rows(Sequence[dict[str, Any]]):
     def unflat(self) -> Iterator[dict[str, Any]]:
         """The members not known to be records (see :meth:`flat`): those that may nest."""
         known = self._flat
+        if known is _always:  # a plan's rows, or times a clock gave as numbers: no look
+            return iter(())
         return map(self._make, (i for i in self._items if known is None or not known(i)))
 
     @property
