@@ -61,18 +61,17 @@ def _attempts(run: Run, graph: TaskGraph, plain: bool) -> Rows:
 
     A fallback has no ``running`` event; its start is its final event's ``started_at``.
     """
-    started: dict[tuple[str, int], TraceEvent] = {}
     # As of now, as the events, and without holding the run: what an ended attempt wrote
-    # and was answered is whole.
+    # and was answered is whole. A task's attempts are numbered once in a trace (a resumed
+    # run drops an unfinished task's events), so each start is found by its key.
     recordings, logs = run.recordings(), run.logs()
-    ended: list[tuple[TraceEvent, TraceEvent | None]] = []
-    for event in run.events:
-        if event.attempt == 0:
-            continue
-        if event.status is Status.RUNNING:
-            started[(event.task, event.attempt)] = event
-        else:
-            ended.append((event, started.pop((event.task, event.attempt), None)))
+    events, running = run.events, Status.RUNNING
+    started = {(e.task, e.attempt): e for e in events if e.status is running}
+    ended = [
+        (e, started.get((e.task, e.attempt)))
+        for e in events
+        if e.attempt and e.status is not running
+    ]
 
     def attempt(pair: tuple[TraceEvent, TraceEvent | None]) -> dict[str, Any]:
         event, opened = pair
