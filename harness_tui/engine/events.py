@@ -7,7 +7,10 @@ runs of the same work compare equal whatever the wall clock said.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import StrEnum
+from itertools import repeat
+from sys import intern
 from typing import Any, NamedTuple
 
 from .canonical import event_text
@@ -186,6 +189,36 @@ class TraceEvent(NamedTuple):
             ),
         )
 
+
+def events_from_records(
+    canonicals: Sequence[dict[str, Any]], timings: Sequence[dict[str, Any] | None]
+) -> list[TraceEvent]:
+    """:meth:`TraceEvent.from_dicts` of each canonical record and its timing, a field at a
+    time for all of them (a reader rebuilds 200,000 events of a 100,000-task run: a third
+    quicker than one call an event), each task and task id interned (:func:`sys.intern`: a
+    string read is a new string each time, and a run names each task twice, as its plan does
+    once more)."""
+    count = len(canonicals)
+    times = [timing or _NO_TIMING for timing in timings]
+    fields = (
+        [c["seq"] for c in canonicals],
+        [intern(c["task"]) for c in canonicals],
+        [intern(c["task_id"]) for c in canonicals],
+        [_status(c["status"]) for c in canonicals],
+        [c["attempt"] for c in canonicals],
+        [c.get("error") for c in canonicals],
+        [c.get("input_digest") for c in canonicals],
+        [c.get("output_digest") for c in canonicals],
+        [t.get("started_at") for t in times],
+        [t.get("ended_at") for t in times],
+        [t.get("traceback") for t in times],
+        [t.get("wall") for t in times],
+        [t.get("worker") or 0 for t in times],
+    )  # in field order, as from_dicts
+    return list(map(tuple.__new__, repeat(TraceEvent, count), zip(*fields, strict=True)))
+
+
+_NO_TIMING: dict[str, Any] = {}
 
 _STATUSES: dict[str, Status] = {status.value: status for status in Status}
 """Each status by its text: a dictionary lookup, where ``Status(text)`` costs some 2 µs

@@ -6,12 +6,11 @@ from whole arrays (:class:`.record.RunRecord`) or a run of members at a time
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from sys import intern
 from typing import Any
 
 from ...engine.canonical import check_json
 from ...engine.capture import UNATTRIBUTED, AttemptLog
-from ...engine.events import TraceEvent
+from ...engine.events import TraceEvent, events_from_records
 
 __all__ = ["add_logs", "array_claim", "events_of", "outputs_of", "plan_claim", "with_stray"]
 
@@ -24,12 +23,9 @@ def events_of(
     (:func:`sys.intern`): a parsed string is a new string each time, and a 100,000-task
     trace names each task and task id twice, as the plan does once more, and the other run
     of a diff again (at 100,000 tasks, some 25 MB a run)."""
+    records = list(trace)
     timing = timings.get
-    made = []
-    for event in trace:
-        event["task"], event["task_id"] = intern(event["task"]), intern(event["task_id"])
-        made.append(TraceEvent.from_dicts(event, timing(event["seq"])))
-    return made
+    return events_from_records(records, [timing(event["seq"]) for event in records])
 
 
 def add_logs(

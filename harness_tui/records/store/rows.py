@@ -23,7 +23,7 @@ import struct
 from sys import intern
 from typing import Any
 
-from ...engine.events import TraceEvent
+from ...engine.events import TraceEvent, events_from_records
 
 __all__ = ["encode_batch", "output_line", "read_batch"]
 
@@ -103,15 +103,17 @@ def read_batch(
         parsed = [json.loads(line) for line in canonical.split("\n")]
     if len(parsed) != count or not all(type(event) is dict for event in parsed):
         raise ValueError(f"{where} does not hold {count} events")
-    for i, event in enumerate(parsed):
-        timing = {
+    timings = [
+        {
             "started_at": times[3 * i],
             "ended_at": times[3 * i + 1],
             "wall": times[3 * i + 2],
             "worker": workers[i],
             "traceback": tracebacks.get(str(i)),
         }
-        events.append(stored_event(event, timing))
+        for i in range(count)
+    ]
+    events.extend(events_from_records(parsed, timings))
     if not isinstance(outputs_text, str):
         raise ValueError(f"{where} has no outputs")
     for line in outputs_text.split("\n") if outputs_text else ():
