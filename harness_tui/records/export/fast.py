@@ -13,7 +13,7 @@ escapes) for every value but two kinds of float:
   write ``1e+16`` alike, which the probe below holds orjson to;
 - NaN and the infinities, which canonical JSON refuses and orjson writes as ``null``. A text
   with ``null`` is used only when the caller knows every float in the value is finite
-  (``finite=True``): the times of a run's events were checked (:func:`all_finite`),
+  (``finite=True``): the times of a run's events were checked (:func:`plain_times`),
   and a reader's values were checked before they are hashed (the depth check and the schema's
   plain pass refuse a float that is not finite).
 
