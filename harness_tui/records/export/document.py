@@ -213,10 +213,12 @@ def run_document(
     status: str | None,
     forked_from: tuple[str, str] | None,
     environment: Mapping[str, Any] | None,
+    outputs: dict[str, str],
 ) -> dict[str, Any]:
     """The export document of a run (finished or not) with its workflow, before redaction
     and without its checksum (see :meth:`.record.RunRecord.from_run`). Its plan, trace and
-    timings are :class:`Rows` of the run's plan and of its events as they are now."""
+    timings are :class:`Rows` of the run's plan and of its events as they are now; its
+    results are ``outputs``, the run's committed texts as of now (``Run.output_texts``)."""
     events = tuple(run.events)  # the trace as of now: a paused run may go on
     # The floats of the timings and attempts are the events' times: records of finite
     # numbers, unless a clock gave something else (then they are looked at when written).
@@ -235,7 +237,7 @@ def run_document(
         "payload": run.payload,
         "plan": Rows(run.plan.steps, PlanStep._asdict, _always, finite=True),  # no float
         "trace": Rows(events, TraceEvent.canonical, _without_error, finite=True),  # no float
-        "results": values_of(run.output_texts()),
+        "results": values_of(outputs),
         "status": status or run.status.value,
         "digests": run.digests(),
         "redacted": [],

@@ -188,7 +188,7 @@ def plain_times(values: Iterable[float | None]) -> bool:
     return _TIME_TYPES.issuperset(map(type, values)) and all_finite(values)
 
 
-def values_of(texts: Mapping[str, str]) -> dict[str, Any]:
+def values_of(texts: dict[str, str]) -> dict[str, Any]:
     """The value of each canonical JSON text in ``texts`` (a run's committed outputs), in
     their order: read by orjson all at once where its text of what it read is theirs again
     (it reads an integer beyond 64 bits as a float, which it then writes otherwise), else
@@ -196,7 +196,7 @@ def values_of(texts: Mapping[str, str]) -> dict[str, Any]:
     the same text is the same value."""
     orjson = _orjson()
     if orjson is not None and texts:
-        whole = object_text(dict(texts))
+        whole = object_text(texts)
         try:
             read = orjson.loads(whole)
             same = orjson.dumps(read, option=orjson.OPT_SORT_KEYS) == whole.encode()

@@ -90,6 +90,7 @@ class RunRecord:
             environment: what to record as the environment (default: this interpreter's).
         """
         keys = frozenset(redact)
+        outputs = run.output_texts()  # as of now, for the document and the outputs view
         document = run_document(
             run,
             workflow,
@@ -97,6 +98,7 @@ class RunRecord:
             status=status,
             forked_from=forked_from,
             environment=environment,
+            outputs=outputs,
         )
         add_overrides(document, overrides, redacted=bool(keys))  # export 1.3, if any
         if keys:
@@ -113,16 +115,17 @@ class RunRecord:
         if keys:
             record._check_redacted_workflow()
         else:
-            record._see_the_run(run, workflow)
+            record._see_the_run(run, workflow, outputs)
         return record
 
-    def _see_the_run(self, run: Run, workflow: Workflow) -> None:
-        """Views that are the run's own, as of now (its events are the trace's rows): nothing
-        is made again from the document (a diff of two stored runs)."""
+    def _see_the_run(self, run: Run, workflow: Workflow, outputs: dict[str, str]) -> None:
+        """Views that are the run's own, as of now (its events are the trace's rows, its
+        ``outputs`` the document's results): nothing is made again from the document (a
+        diff of two stored runs)."""
         document = self._doc
         if type(document["trace"]) is Rows:
             self.__dict__["events"] = list(document["trace"].source)
-            self.__dict__["outputs"] = run.output_texts()
+            self.__dict__["outputs"] = outputs
             plan = run.plan  # not itself: it holds the steps the plan's rows are made of
             self.__dict__["plan"] = Plan(
                 plan.names, plan.task_ids, plan.levels, payload_text(document["payload"])
