@@ -675,6 +675,10 @@ class Run:
             if cleanups and nodes[step.task].trigger is Trigger.ALL_DONE:
                 if not run_cleanup:
                     return
+                if self._cursor in self._stop_before:  # a replay: stopped again before it
+                    self.cancel()
+                    cleanups = self.orchestrator.cleanups_on_stop and self._stops < 2
+                    continue
                 self._cursor += 1
                 context.cancelled.clear()  # the stop was for the work, not the cleanup
                 final = self._execute(step, start=True)

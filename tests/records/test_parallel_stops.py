@@ -123,6 +123,29 @@ def check_stopped_run(workflow: Workflow, workers: int, events: int, from_thread
     assert report.run.status is run.status
 
 
+# Found by the property below: a task fails in stop mode, its cleanup runs, and the user
+# stops the run during that cleanup (a second stop): the later cleanup is cancelled too. The
+# replay's wind-down ran that cleanup, past the stop its record shows before it.
+STOPPED_TWICE = {
+    "name": "stops_chains", "payload": {"shape": "chains"}, "on_failure": "stop",
+    "tasks": {
+        "c0_0": _sleep(0.0, []), "c0_1": _sleep(0.0, ["c0_0"]), "c0_2": _sleep(0.0, ["c0_1"]),
+        "c1_0": _sleep(0.0, []), "c1_1": _sleep(0.0, ["c1_0"]),
+        "c2_0": _sleep(0.0, []), "c2_1": _sleep(0.0, ["c2_0"]),
+        "c3_0": _sleep(0.0, []),
+        "c3_1": {"run": "builtin:fail", "with": {"times": 9}, "depends_on": ["c3_0"]},
+        "cleanup0": {"run": "builtin:echo", "depends_on": ["c0_0"], "trigger": "all_done"},
+        "cleanup1": {"run": "builtin:echo", "depends_on": ["c2_0"], "trigger": "all_done"},
+    },
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("workers", [1, 4])
+def test_a_stop_during_the_cleanup_of_a_failure_replays(workers: int) -> None:
+    workflow = parse_workflow(json.dumps(STOPPED_TWICE), "chains.yaml")
+    check_stopped_run(workflow, workers, 15, False)  # stopped as cleanup0 starts
+
+
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(workflows(), st.sampled_from([4, 8]), st.integers(1, 60), st.booleans())
 def test_a_parallel_run_stopped_at_any_moment_is_a_serial_stop_and_replays(
