@@ -485,6 +485,7 @@ class Run:
         first = len(events)
         cursor = self._cursor
         if cursor in self._stop_before and self._would_start(self._steps[cursor]):
+            self._stop_before -= {cursor}  # taken once (the wind-down comes to it next)
             self.cancel()  # where a replayed run was stopped between two tasks
         self.status = RunStatus.RUNNING
         if self.context.cancelled.is_set() and not self._stopping:
@@ -676,6 +677,7 @@ class Run:
                 if not run_cleanup:
                     return
                 if self._cursor in self._stop_before:  # a replay: stopped again before it
+                    self._stop_before -= {self._cursor}
                     self.cancel()
                     cleanups = self.orchestrator.cleanups_on_stop and self._stops < 2
                     continue
