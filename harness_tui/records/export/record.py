@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 from sys import intern
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...engine.canonical import (
     check_json,
@@ -33,14 +33,25 @@ from ...engine.state import trace_digest
 from ...files import FileError, atomic_write_chunks
 from ...workflow.errors import WorkflowError
 from ...workflow.limits import current
-from ...workflow.loader import Workflow, parse_shared
+from ...workflow.loader import Workflow
 from ...workflow.python_source import workflow_from_spec
 from ..errors import RecordError
 from .document import Rows, plain, run_document
 from .overrides import Override, add_overrides, overrides_of
 from .redaction import REPLACEMENT, UNCHECKED, redact_document
-from .views import add_logs, array_claim, events_of, outputs_of, plan_claim, with_stray
+from .views import (
+    add_logs,
+    array_claim,
+    events_of,
+    outputs_of,
+    parse_embedded,
+    plan_claim,
+    with_stray,
+)
 from .writing import checksum, export_chunks, export_text, write_sealed
+
+if TYPE_CHECKING:
+    from .beside import Beside
 
 __all__ = ["RunRecord"]
 
@@ -285,8 +296,11 @@ class RunRecord:
             RecordError: one line saying what is wrong with the file.
         """
         if lean:
-            record = cls._lean(path)
-            record._check()
+            from .beside import reading_beside
+
+            with reading_beside([str(path)]) as (beside,):
+                record = cls._lean(path, beside)
+                record._check()
             return record
         from .reading import read_document
 
@@ -296,21 +310,25 @@ class RunRecord:
     def read_pair(cls, first: str | Path, second: str | Path) -> tuple[RunRecord, RunRecord]:
         """Two exports read lean (see :meth:`read`), with the first error that reading one
         after the other gives; the second file is read before the first's workflow is parsed,
-        so that one parsed document is in memory at a time (a diff of two runs).
+        so that one parsed document is in memory at a time (a diff of two runs). Large files
+        are read side by side in child processes (:mod:`.beside`).
 
         Raises:
             RecordError: one line saying what is wrong with the first file, else the second.
         """
-        one = cls._lean(first)
-        try:
-            other = cls._lean(second)
-        except RecordError:
-            one._check()  # the first file's own problem is the one reported
-            raise
-        one._check()
-        if other._embeds_as(one):  # two runs of one workflow: its plan made once
-            other._derived = one._derived
-        other._check()
+        from .beside import reading_beside
+
+        with reading_beside([str(first), str(second)]) as (beside_first, beside_second):
+            one = cls._lean(first, beside_first)
+            try:
+                other = cls._lean(second, beside_second)
+            except RecordError:
+                one._check()  # the first file's own problem is the one reported
+                raise
+            one._check()
+            if other._embeds_as(one):  # two runs of one workflow: its plan made once
+                other._derived = one._derived
+            other._check()
         return one, other
 
     @classmethod
@@ -329,25 +347,34 @@ class RunRecord:
         return record
 
     @classmethod
-    def _lean(cls, path: str | Path) -> RunRecord:
+    def _lean(cls, path: str | Path, beside: Beside | None = None) -> RunRecord:
         """The export in the file ``path`` read lean (see :meth:`read`), checked up to its
         checksum: a run of records at a time when this harness wrote it
         (:mod:`.streamed`), else whole, its arrays let go once its views are made.
+        ``beside``: a child process reading it (:mod:`.beside`), whose answer is taken.
 
         Raises:
             RecordError: one line saying why the file cannot be read, or what is wrong in it.
         """
+        from .beside import NOT_READ
         from .reading import document_of, read_bytes
-        from .streamed import read_lean
+        from .streamed import Lean, read_lean
 
         name = str(path)
-        holder = [read_bytes(path)]
-        lean = read_lean(holder[0], name)
-        if lean is None:
-            record = cls(document_of(holder, name), name)
-            record.let_arrays_go()
-            return record
-        holder.clear()
+        answer = NOT_READ if beside is None else beside.outcome()
+        if isinstance(answer, RecordError):
+            raise answer
+        if isinstance(answer, Lean):
+            lean = answer
+        else:  # read here, or whole (the child found it not lean: the whole reader words why)
+            holder = [read_bytes(path)]
+            found = read_lean(holder[0], name) if answer is NOT_READ else None
+            if found is None:
+                record = cls(document_of(holder, name), name)
+                record.let_arrays_go()
+                return record
+            holder.clear()
+            lean = found
         record = cls(lean.document, name)
         record.lean = True
         record._marks = {}  # not redacted (a redacted export is read whole)
@@ -504,13 +531,7 @@ class RunRecord:
                 raise RecordError(f"{self.source_name}: the spec does not match its workflow")
             skipped = {e.task for e in self.events if e.status is Status.SKIPPED}
             return workflow_from_spec(spec, wf["path"], skipped)
-        try:
-            base = Path(wf["path"]).resolve().parent if wf["path"] != "<string>" else None
-        except (OSError, ValueError):  # a NUL in the path, or one the OS cannot resolve
-            raise RecordError(
-                f"{self.source_name}: workflow path {wf['path']!r} is not a usable path"
-            ) from None
-        return parse_shared(wf["source"], wf["path"], base)  # one parse for two runs
+        return parse_embedded(wf, self.source_name)  # one parse for two runs
 
     @property
     def overrides(self) -> tuple[Override, ...]:

@@ -1,18 +1,25 @@
 """What a reader sees of an export's long arrays (plan, trace, timings, attempts, results): the
 events, the logs, the outputs, and the first claim of the arrays the trace contradicts. Made
 from whole arrays (:class:`.record.RunRecord`) or a run of members at a time
-(:mod:`.streamed`), by the same functions."""
+(:mod:`.streamed`), by the same functions. And the workflow it embeds, parsed
+(:func:`parse_embedded`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from ...engine.canonical import check_json
 from ...engine.capture import UNATTRIBUTED, AttemptLog
 from ...engine.events import TraceEvent, events_from_records
+from ...workflow.loader import Workflow, parse_shared
+from ..errors import RecordError
 
-__all__ = ["add_logs", "array_claim", "events_of", "outputs_of", "plan_claim", "with_stray"]
+__all__ = [
+    "add_logs", "array_claim", "events_of", "outputs_of", "parse_embedded", "plan_claim",
+    "with_stray",
+]  # fmt: skip
 
 
 def events_of(
@@ -92,3 +99,22 @@ def array_claim(
 
 def _short(value: int) -> str:
     return str(value) if value.bit_length() < 200 else f"{str(value)[:12]}..."
+
+
+def parse_embedded(workflow: Mapping[str, Any], name: str) -> Workflow:
+    """The workflow an export embeds as YAML (its ``workflow`` member: ``source`` and
+    ``path``), parsed once for every reader while one holds it
+    (:func:`~harness_tui.workflow.loader.parse_shared`): ``module:function`` references
+    resolve against the folder of the path it was loaded from. ``name``: the export's, for
+    messages.
+
+    Raises:
+        RecordError: the path is not one this system can use.
+        WorkflowError: the source is not a valid workflow.
+    """
+    path = workflow["path"]
+    try:
+        base = Path(path).resolve().parent if path != "<string>" else None
+    except (OSError, ValueError):  # a NUL in the path, or one the OS cannot resolve
+        raise RecordError(f"{name}: workflow path {path!r} is not a usable path") from None
+    return parse_shared(workflow["source"], path, base)

@@ -1,0 +1,179 @@
+"""Reading a large export in a second process while this one parses its workflow.
+
+A reader of an export's views (replay, diff) spends its time on two things that do not need
+each other until the end: reading the export's arrays (:mod:`.streamed`: parsing, checking and
+hashing some 120 MB at 100,000 tasks) and parsing the workflow embedded in it (the YAML of
+100,000 tasks). On a machine with a second core they go side by side: a child process reads
+the export lean and hands back its :class:`~.streamed.Lean` (pickled, through a pipe), while
+this process parses the embedded workflow from the file's last member, ahead of the checks
+that need it (:func:`~harness_tui.workflow.loader.parse_shared` keeps that parse for them).
+
+Nothing is trusted from it that the one-process read would not trust: the child runs this
+package's own lean reader on the same file, with the same limits (``HARNESS_TUI_LIMITS`` is
+inherited), and either gives its views, says the file is not read lean (this process then
+reads it whole, which words what is wrong) or gives the one line of a :class:`RecordError`.
+The workflow parsed ahead is the file's as it was when peeked at: the checks ask for the
+workflow of the source the child checked, so a file changed in between is parsed again
+(another source is another key). A child that cannot start or dies is not an error: the file
+is read here, as without a second process.
+
+Only files of :data:`BESIDE_BYTES` or more are read so: below that, starting a process costs
+more than it saves.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import json
+import mmap
+import os
+import pickle
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from ...workflow.errors import WorkflowError
+from ...workflow.loader import Workflow
+from ..errors import RecordError
+from .streamed import Lean
+from .views import parse_embedded
+
+__all__ = ["BESIDE_BYTES", "NOT_READ", "Beside", "reading_beside"]
+
+BESIDE_BYTES = 32 * 1024 * 1024
+"""The size from which an export is read in a second process (about 25,000 tasks; at 2,000
+the process would cost more than the parse it runs beside)."""
+
+NOT_READ = object()
+"""What :meth:`Beside.outcome` gives when the child read nothing for this process to use (it
+could not start, or died): the file is then read here."""
+
+_CHILD = (
+    "import gc, json, sys\n"
+    "sys.path[:] = json.loads(sys.argv[1])\n"
+    "gc.set_threshold(*json.loads(sys.argv[2]))\n"
+    "from harness_tui.records.export.beside import serve\n"
+    "serve(sys.argv[3])\n"
+)
+
+
+class Beside:
+    """The lean read of one export file going on in a child process."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.process: subprocess.Popen[bytes] | None = None
+        try:
+            # -P: nothing from the working folder is imported before sys.path is set to
+            # this process's own, so that the child runs the code this process runs.
+            self.process = subprocess.Popen(
+                [sys.executable, "-P", "-c", _CHILD, json.dumps(sys.path),
+                 json.dumps(gc.get_threshold()), path],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+            )  # fmt: skip
+        except (OSError, ValueError, TypeError):  # TypeError: a path entry JSON cannot hold
+            self.process = None
+
+    def outcome(self) -> Lean | RecordError | object | None:
+        """The child's answer: the :class:`Lean` it read, a :class:`RecordError` saying why
+        the file cannot be read, None if it is not read lean, or :data:`NOT_READ`."""
+        process = self.process
+        if process is None or process.stdout is None:
+            return NOT_READ
+        with process.stdout:
+            data = process.stdout.read()
+        if process.wait() != 0:
+            return NOT_READ
+        try:
+            kind, value = pickle.loads(data)  # our own child's answer
+        except Exception:  # a torn answer is no answer: the file is read here
+            return NOT_READ
+        if kind == "lean" and type(value) is Lean:
+            return value
+        if kind == "error" and type(value) is str:
+            return RecordError(value)
+        return None if kind == "whole" else NOT_READ
+
+    def stop(self) -> None:
+        """End the child if it is still reading (the caller no longer needs it)."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+
+def serve(path: str) -> None:
+    """The child's side: read ``path`` lean and write the pickled answer to stdout."""
+    from .reading import read_bytes
+    from .streamed import read_lean
+
+    answer: tuple[str, Any]
+    try:
+        lean = read_lean(read_bytes(path), path)
+    except RecordError as exc:
+        answer = ("error", str(exc))
+    else:
+        answer = ("whole", None) if lean is None else ("lean", lean)
+    sys.stdout.buffer.write(pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL))
+    sys.stdout.buffer.flush()
+
+
+@contextlib.contextmanager
+def reading_beside(paths: Sequence[str]) -> Iterator[list[Beside | None]]:
+    """Start a child reading each large export file of ``paths`` (one each, a file named
+    twice included), then parse the workflow each of them embeds here, holding it until the
+    block ends; a child left unread at the end is stopped. Gives the child of each path, in
+    their order (None: read here)."""
+    started = [Beside(path) if _large(path) else None for path in paths]
+    try:
+        # Held, so that the checks of the block find them parsed (parse_shared keeps a
+        # parse only while something holds it).
+        held = [_embedded_workflow(path) for path in dict.fromkeys(paths) if _large(path)]
+        yield started
+        del held
+    finally:
+        for child in started:
+            if child is not None:
+                child.stop()
+
+
+def _large(path: str) -> bool:
+    """Whether ``path`` is a regular file of :data:`BESIDE_BYTES` or more (a pipe or a
+    device is read once, here)."""
+    try:
+        status = os.stat(path)
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISREG(status.st_mode) and status.st_size >= BESIDE_BYTES
+
+
+_WORKFLOW = b'\n  "workflow": '
+_END = b"\n}\n"
+
+
+def _embedded_workflow(path: str) -> Workflow | None:
+    """The workflow embedded in the export at ``path``, parsed, if the file ends with it as
+    this harness writes it (the last member) and it is YAML; None otherwise, or if it does
+    not parse (the checks then say so, from the checked document)."""
+    try:
+        with open(path, "rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as m:
+            if m[-len(_END) :] != _END:
+                return None
+            at = m.rfind(_WORKFLOW)
+            if at < 0:
+                return None
+            member = json.loads(m[at + len(_WORKFLOW) : len(m) - len(_END)].decode())
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not (type(member) is dict and type(member.get("source")) is str):
+        return None
+    if type(member.get("path")) is not str or member["source"].lstrip().startswith("{"):
+        return None  # a workflow defined in Python: its spec is rebuilt, not parsed
+    try:
+        return parse_embedded(member, path)
+    except (RecordError, WorkflowError):
+        return None
