@@ -502,9 +502,11 @@ class Topology:
         indegree: number of dependencies per task.
         dependents: for each task, the positions of the tasks that depend on it.
         roots: positions of the tasks without dependencies.
+        last_plan: the plan made last over this graph version (see
+            :meth:`~.scheduler.DeterministicScheduler.plan`), or None.
     """
 
-    __slots__ = ("dependents", "encoded", "indegree", "index", "names", "roots")
+    __slots__ = ("dependents", "encoded", "indegree", "index", "last_plan", "names", "roots")
 
     def __init__(self, graph: TaskGraph) -> None:
         self.names = sorted(graph.nodes)
@@ -514,3 +516,4 @@ class Topology:
         self.indegree = [len(graph[name].depends_on) for name in self.names]
         self.dependents = [[index[d] for d in graph.dependents(name)] for name in self.names]
         self.roots = [i for i, count in enumerate(self.indegree) if count == 0]
+        self.last_plan: Any = None

@@ -66,6 +66,21 @@ def test_payload_changes_tie_breaks_but_not_validity() -> None:
     assert sorted(one) == sorted(two)
 
 
+def test_a_graph_is_planned_once_per_payload_and_version() -> None:
+    """The plan made last over a graph is given again for an equal payload (two stored runs
+    of one workflow diffed plan once), never for another payload or a grown graph."""
+    graph = graph_of(SHAPES["fan-out"])
+    first = DeterministicScheduler(graph).plan({"user_id": "u001"})
+    assert DeterministicScheduler(graph).plan({"user_id": "u001"}) is first
+    other = DeterministicScheduler(graph).plan({"user_id": "u002"})
+    assert other is not first and other.payload_text != first.payload_text
+    again = DeterministicScheduler(graph).plan({"user_id": "u001"})
+    assert again is not first and again == first  # the last plan is the one kept
+    graph.add_task(TaskNode("late", None, ("root",)))
+    grown = DeterministicScheduler(graph).plan({"user_id": "u001"})
+    assert "late" in grown.names and len(grown) == len(first) + 1
+
+
 def test_plan_digest_is_stable_and_sensitive() -> None:
     scheduler = DeterministicScheduler(graph_of(SHAPES["diamond"]))
     assert scheduler.plan(PAYLOAD).digest == scheduler.plan(dict(PAYLOAD)).digest
