@@ -145,3 +145,56 @@ def test_a_pair_read_gives_the_records_two_reads_do(
     alone = RunRecord.read(path, lean=True)
     assert one.events == other.events == alone.events
     assert one.lean and other.lean and one.plan_derived and other.plan_derived
+
+
+LOGGING_TASKS = """
+import itertools
+
+_calls = itertools.count()
+
+
+def flaky(inputs):
+    print("attempt of " + inputs["params"]["name"])
+    if next(_calls) % 2 == 0:
+        raise RuntimeError("the first try fails")
+    return {"ok": True}
+
+
+def loud(inputs):
+    print("x" * 500)
+    return 1
+
+
+def silent(inputs):
+    return 2
+"""
+
+LOGGING_FLOW = """
+name: logs
+tasks:
+  a: {run: "logging_tasks:flaky", max_retries: 1, with: {name: a}}
+  b: {run: "logging_tasks:loud", depends_on: [a]}
+  c: {run: "logging_tasks:silent", depends_on: [a]}
+  d: {run: "logging_tasks:flaky", depends_on: [b, c], max_retries: 1, with: {name: d}}
+"""
+
+
+def test_a_record_made_from_a_run_has_the_logs_its_export_gives(tmp_path: Path) -> None:
+    """The views a record made from a run takes from the run (a diff of stored runs) are the
+    ones its export is read back with: logs of retried attempts in the order they ended, a
+    cut log marked truncated, a silent attempt absent."""
+    from harness_tui.engine.clock import FakeClock
+    from harness_tui.engine.orchestrator import TaskOrchestrator
+    from harness_tui.workflow.loader import load_workflow
+
+    (tmp_path / "logging_tasks.py").write_text(LOGGING_TASKS, encoding="utf-8")
+    (tmp_path / "flow.yaml").write_text(LOGGING_FLOW, encoding="utf-8")
+    workflow = load_workflow(tmp_path / "flow.yaml")
+    orchestrator = TaskOrchestrator(workflow.graph, clock=FakeClock(tick=0.01), log_limit=100)
+    run = orchestrator.start(workflow.payload).run_to_end()
+    made = RunRecord.from_run(run, workflow, environment={})
+    assert "logs" in made.__dict__  # the run's own, not made from the attempts' records
+    read = RunRecord.parse(made.to_text())
+    assert list(made.logs.items()) == list(read.logs.items())
+    assert list(made.logs) == [("a", 1), ("a", 2), ("b", 1), ("d", 1), ("d", 2)]
+    assert made.logs[("b", 1)].truncated and not made.logs[("a", 1)].truncated

@@ -135,8 +135,11 @@ class RunRecord:
         diff of two stored runs)."""
         document = self._doc
         if type(document["trace"]) is Rows:
-            self.__dict__["events"] = list(document["trace"].source)
+            events = self.__dict__["events"] = list(document["trace"].source)
             self.__dict__["outputs"] = outputs
+            self.__dict__["logs"] = with_stray(
+                document["unattributed_log"], _ended_logs(events, run.logs())
+            )
             plan = run.plan  # not itself: it holds the steps the plan's rows are made of
             self.__dict__["plan"] = Plan(
                 plan.names, plan.task_ids, plan.levels, payload_text(document["payload"])
@@ -675,6 +678,24 @@ class RunRecord:
     @property
     def results(self) -> dict[str, Any]:
         return dict(self._whole()["results"])
+
+
+def _ended_logs(
+    events: list[TraceEvent], logs: Mapping[tuple[str, int], AttemptLog]
+) -> dict[tuple[str, int], AttemptLog]:
+    """The logs view of a run's ``events`` (see :attr:`RunRecord.logs`): what each attempt
+    that ended wrote, in the order the attempts ended, from the run's ``logs``, without
+    making the attempts' records."""
+    found: dict[tuple[str, int], AttemptLog] = {}
+    if logs:
+        running = Status.RUNNING
+        for event in events:
+            if event.attempt and event.status is not running:
+                key = (event.task, event.attempt)
+                log = logs.get(key)
+                if log is not None and (log.text or log.truncated):
+                    found[key] = AttemptLog(log.text, bool(log.truncated))
+    return found
 
 
 def _marked(value: Any) -> bool:
