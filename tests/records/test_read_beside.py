@@ -25,8 +25,10 @@ from .test_lean_records import _both, _not_json, _plan_index, _status, _timing_t
 
 @pytest.fixture
 def answers(monkeypatch: pytest.MonkeyPatch) -> list[object]:
-    """Every file is large enough to be read beside; what each child answered, in order."""
+    """Every file is large enough to be read beside, on a machine with a core free; what
+    each child answered, in order."""
     monkeypatch.setattr(beside_module, "BESIDE_BYTES", 1)
+    monkeypatch.setattr(beside_module, "core_free", lambda: True)
     given: list[object] = []
     outcome = Beside.outcome
 
@@ -115,6 +117,7 @@ def test_a_pair_read_beside_reports_the_error_a_read_here_does(
     with pytest.raises(RecordError) as here:
         RunRecord.read_pair(*paths)
     monkeypatch.setattr(beside_module, "BESIDE_BYTES", 1)
+    monkeypatch.setattr(beside_module, "core_free", lambda: True)
     with pytest.raises(RecordError) as read_beside:
         RunRecord.read_pair(*paths)
     assert str(read_beside.value) == str(here.value)
@@ -167,6 +170,7 @@ def test_a_child_not_asked_is_stopped(
     """The first file's error is raised before the second's child is asked: it is ended,
     not left reading."""
     monkeypatch.setattr(beside_module, "BESIDE_BYTES", 100)  # the broken file is read here
+    monkeypatch.setattr(beside_module, "core_free", lambda: True)
     children: list[Beside] = []
     start = Beside.__init__
 
@@ -195,4 +199,27 @@ def test_small_files_and_pipes_are_read_here(
     assert RunRecord.read(path, lean=True).events
     assert not beside_module._large("/dev/null")  # a device: read once, here
     assert not beside_module._large(str(tmp_path / "missing.json"))
+    assert made == []
+
+
+@pytest.mark.parametrize(
+    ("cores", "load", "free"),
+    [(2, 0.9, True), (2, 1.6, False), (1, 0.0, False), (8, 6.0, True), (8, 7.6, False)],
+)
+def test_a_child_is_started_only_with_a_core_free(
+    monkeypatch: pytest.MonkeyPatch, cores: int, load: float, free: bool
+) -> None:
+    monkeypatch.setattr(beside_module.os, "sched_getaffinity", lambda _pid: set(range(cores)))
+    monkeypatch.setattr(beside_module.os, "getloadavg", lambda: (load, load, load))
+    assert beside_module.core_free() is free
+
+
+def test_a_busy_machine_reads_here(
+    document: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made: list[str] = []
+    monkeypatch.setattr(Beside, "__init__", lambda self, path: made.append(path))
+    monkeypatch.setattr(beside_module, "BESIDE_BYTES", 1)
+    monkeypatch.setattr(beside_module, "core_free", lambda: False)
+    assert RunRecord.read(_written(document, tmp_path / "run.json"), lean=True).events
     assert made == []
