@@ -212,6 +212,8 @@ def test_a_child_is_started_only_with_a_core_free(
     monkeypatch.setattr(beside_module.os, "sched_getaffinity", lambda _pid: set(range(cores)))
     monkeypatch.setattr(beside_module.os, "getloadavg", lambda: (load, load, load))
     assert beside_module.core_free() is free
+    monkeypatch.setattr(sys, "frozen", True, raising=False)  # a bundled program: no interpreter
+    assert beside_module.core_free() is False
 
 
 def test_a_busy_machine_reads_here(

@@ -167,7 +167,10 @@ def core_free() -> bool:
     """Whether a core is free for a child: this process may use two or more, and fewer
     processes than it may use less one ran on average over the last minute (this one among
     them). On a busy machine the child would only take turns with this process, and passing
-    its answer costs more than it saves."""
+    its answer costs more than it saves. Never in a frozen program, whose executable is not
+    an interpreter to run the child with."""
+    if getattr(sys, "frozen", False):
+        return False
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - systems without affinity (macOS)
