@@ -1,6 +1,6 @@
 """What an export of a run holds: its document, before redaction and without its checksum
-(:func:`run_document`), the long arrays as :class:`Rows` made when written, and the file name
-an export gets."""
+(:func:`run_document`), the long arrays as :class:`Rows` made when written, the results as
+:class:`Results` read when asked for, and the file name an export gets."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from ...workflow.python_source import python_spec
 from .fast import plain_times, values_of
 from .version import FORMAT, FORMAT_VERSION, FORMAT_VERSION_IO
 
-__all__ = ["Rows", "export_name", "plain", "run_document"]
+__all__ = ["Results", "Rows", "export_name", "plain", "run_document"]
 
 _PACKAGES = ("textual", "rich", "pyyaml", "click", "pydantic", "jmespath")
 
@@ -187,6 +187,37 @@ class Rows(Sequence[dict[str, Any]]):
         return map(self._make, self._items)
 
 
+class Results(Mapping[str, Any]):
+    """A run's results as its export holds them: the run's committed outputs, kept as their
+    canonical JSON texts (``texts``, by task, in plan order), which the writer writes as
+    they are (:func:`.fast.object_both`); their values are read when one is asked for, all
+    at once (:func:`.fast.values_of`), and kept. :func:`plain` makes them a dict."""
+
+    __slots__ = ("_values", "texts")
+
+    def __init__(self, texts: dict[str, str]) -> None:
+        self.texts = texts
+        self._values: dict[str, Any] | None = None
+
+    def read(self) -> dict[str, Any]:
+        """The value of each output, by task, in plan order (read once)."""
+        if self._values is None:
+            self._values = values_of(self.texts)
+        return self._values
+
+    def __getitem__(self, task: str) -> Any:
+        return self.read()[task]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.texts)
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def __contains__(self, task: object) -> bool:
+        return task in self.texts
+
+
 _TIMES = attrgetter("started_at", "ended_at", "wall")
 
 
@@ -199,10 +230,23 @@ def _without_error(event: TraceEvent) -> bool:
 
 
 def plain(document: dict[str, Any]) -> dict[str, Any]:
-    """``document`` with its :class:`Rows` made into lists (the same dict if it has none)."""
-    if not any(type(value) is Rows for value in document.values()):
+    """``document`` with its :class:`Rows` made into lists and its :class:`Results` into a
+    dict (the same dict if it has neither)."""
+    if not any(type(value) in _LAZY for value in document.values()):
         return document
-    return {k: list(v) if type(v) is Rows else v for k, v in document.items()}
+    return {k: _plain_value(v) for k, v in document.items()}
+
+
+_LAZY = (Rows, Results)
+
+
+def _plain_value(value: Any) -> Any:
+    kind = type(value)
+    if kind is Rows:
+        return list(value)
+    if kind is Results:
+        return value.read()
+    return value
 
 
 def run_document(
@@ -218,7 +262,8 @@ def run_document(
     """The export document of a run (finished or not) with its workflow, before redaction
     and without its checksum (see :meth:`.record.RunRecord.from_run`). Its plan, trace and
     timings are :class:`Rows` of the run's plan and of its events as they are now; its
-    results are ``outputs``, the run's committed texts as of now (``Run.output_texts``)."""
+    results the :class:`Results` of ``outputs``, the run's committed texts as of now
+    (``Run.output_texts``)."""
     events = tuple(run.events)  # the trace as of now: a paused run may go on
     # The floats of the timings and attempts are the events' times: records of finite
     # numbers, unless a clock gave something else (then they are looked at when written).
@@ -237,7 +282,7 @@ def run_document(
         "payload": run.payload,
         "plan": Rows(run.plan.steps, PlanStep._asdict, _always, finite=True),  # no float
         "trace": Rows(events, TraceEvent.canonical, _without_error, finite=True),  # no float
-        "results": values_of(outputs),
+        "results": Results(outputs),
         "status": status or run.status.value,
         "digests": run.digests(),
         "redacted": [],
