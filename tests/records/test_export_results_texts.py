@@ -293,3 +293,62 @@ def test_a_layout_nested_by_orjson_is_the_layout_shifted(level: int, value: Any)
         json.dumps(value, indent=2, sort_keys=True).replace("\n", "\n  ")[6:-4],
         check_json(value)[1:-1],
     )
+
+
+# -- attempts: each paired with the start its trace shows -----------------------------------
+
+_RETRIES = '''
+"""A task that fails, is retried, and falls back; one that prints."""
+
+from harness_tui import Harness
+
+NAME = "retries"
+
+
+def failing(inputs):
+    raise ValueError("no")
+
+
+def fallback(inputs):
+    return {"fell": "back"}
+
+
+def noisy(inputs):
+    print("said")
+    return 1
+
+
+def build():
+    harness = Harness()
+    harness.register("noisy", noisy)
+    harness.register("flaky", failing, max_retries=2, fallback=fallback)
+    harness.register("after", noisy, depends_on=["flaky"])
+    return harness
+'''
+
+
+def test_each_attempt_is_paired_with_the_start_its_trace_shows(tmp_path: Path) -> None:
+    path = tmp_path / "retries.py"
+    path.write_text(_RETRIES, encoding="utf-8")
+    workflow = load_python(f"{path}:build")
+    run = TaskOrchestrator(workflow.graph, clock=FakeClock(tick=0.25)).start({}).run_to_end()
+    document = json.loads(_written(RunRecord.from_run(run, workflow), tmp_path / "run.json"))
+    walls = {t["seq"]: t.get("wall") for t in document["timings"]}
+    started = {
+        (e["task"], e["attempt"]): walls[e["seq"]]
+        for e in document["trace"]
+        if e["status"] == "running"
+    }
+    ended = [e for e in document["trace"] if e["attempt"] and e["status"] != "running"]
+    attempts = document["attempts"]
+    assert [(a["task"], a["attempt"]) for a in attempts] == [
+        (e["task"], e["attempt"]) for e in ended
+    ]
+    for made, event in zip(attempts, ended, strict=True):
+        assert made["wall_started"] == started.get((event["task"], event["attempt"]))
+        assert made["wall_ended"] == walls[event["seq"]]
+        assert made["kind"] == ("fallback" if made["attempt"] > 3 else "task")
+    kinds = [(a["task"], a["kind"], a["wall_started"] is None) for a in attempts]
+    assert ("flaky", "fallback", True) in kinds  # a fallback has no running event
+    assert [a["task"] for a in attempts].count("flaky") == 4
+    assert any(a["log"] for a in attempts)

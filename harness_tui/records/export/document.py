@@ -54,10 +54,11 @@ def _log_dict(log: AttemptLog | None) -> dict[str, Any] | None:
     return {"text": log.text, "truncated": log.truncated}
 
 
-def _attempts(run: Run, graph: TaskGraph, plain: bool) -> Rows:
+def _attempts(run: Run, events: Sequence[TraceEvent], graph: TaskGraph, plain: bool) -> Rows:
     """Each attempt as it really ran (export 1.1): from its ``running`` event to its final one,
     with what it printed or logged (``log`` is None when it wrote nothing), as :class:`Rows`
-    made when written (``plain``: the events' times are finite numbers).
+    made when written, from ``events``, the run's trace as of now (``plain``: the events'
+    times are finite numbers).
 
     A fallback has no ``running`` event; its start is its final event's ``started_at``.
     """
@@ -65,47 +66,53 @@ def _attempts(run: Run, graph: TaskGraph, plain: bool) -> Rows:
     # and was answered is whole. A task's attempts are numbered once in a trace (a resumed
     # run drops an unfinished task's events), so each start is found by its key.
     recordings, logs = run.recordings(), run.logs()
-    events, running = run.events, Status.RUNNING
-    started = {(e.task, e.attempt): e for e in events if e.status is running}
-    ended = [
-        (e, started.get((e.task, e.attempt)))
-        for e in events
-        if e.attempt and e.status is not running
-    ]
+    running = Status.RUNNING
+    walls: dict[tuple[str, int], float | None] = {}  # when each attempt was seen to start
+    ended: list[TraceEvent] = []
+    add = ended.append
+    for event in events:
+        if event.status is running:
+            walls[event.task, event.attempt] = event.wall
+        elif event.attempt:
+            add(event)
+    nodes = graph.nodes
 
-    def attempt(pair: tuple[TraceEvent, TraceEvent | None]) -> dict[str, Any]:
-        event, opened = pair
-        fallback = event.attempt > graph[event.task].max_retries + 1
+    def attempt(event: TraceEvent) -> dict[str, Any]:
+        key = (task, number) = (event.task, event.attempt)
         made = {
-            "task": event.task,
-            "attempt": event.attempt,
-            "kind": "fallback" if fallback else "task",
+            "task": task,
+            "attempt": number,
+            "kind": "fallback" if number > nodes[task].max_retries + 1 else "task",
             "started_at": event.started_at,
             "ended_at": event.ended_at,
-            "wall_started": opened.wall if opened is not None else None,
+            "wall_started": walls.get(key),
             "wall_ended": event.wall,
             "worker": event.worker,
-            "log": _log_dict(logs.get((event.task, event.attempt))),
+            "log": _log_dict(logs.get(key)) if logs else None,
         }
-        exchanges = recordings.get((event.task, event.attempt))
+        exchanges = recordings.get(key) if recordings else None
         if exchanges:
             made["io"] = [exchange.to_json() for exchange in exchanges]
         return made
 
     # A record unless it has a log or recorded calls (most runs: none at all).
     logged = frozenset(key for key, log in logs.items() if log.text or log.truncated)
-    flat: Callable[[tuple[TraceEvent, TraceEvent | None]], bool] | None = None
+    flat: Callable[[TraceEvent], bool] | None = None
     if plain and not recordings:
-        flat = _always if not logged else lambda pair: (pair[0].task, pair[0].attempt) not in logged
+        flat = _always if not logged else lambda event: (event.task, event.attempt) not in logged
     return Rows(ended, attempt, flat, finite=plain)  # their floats are the events' times
 
 
 def _additions_1_1(
-    run: Run, workflow: Workflow, forked_from: tuple[str, str] | None, plain: bool
+    run: Run,
+    events: Sequence[TraceEvent],
+    workflow: Workflow,
+    forked_from: tuple[str, str] | None,
+    plain: bool,
 ) -> dict[str, Any]:
     """The fields export 1.1 adds beside the trace (``redaction`` is set by redacting)."""
     return {
-        "attempts": _attempts(run, workflow.graph, plain),
+        "attempts": _attempts(run, events, workflow.graph, plain),
         "forked_from": (
             None if forked_from is None else {"run_digest": forked_from[0], "task": forked_from[1]}
         ),
@@ -155,7 +162,8 @@ class Rows(Sequence[dict[str, Any]]):
         """Whether the members ``start:stop`` are known to be records (non-empty objects of
         scalars under string keys) without looking at them: ``flat`` says so of the item each
         is made from (an event without an error; a plan row always)."""
-        return self._flat is not None and all(map(self._flat, self._items[start:stop]))
+        known = self._flat
+        return known is _always or (known is not None and all(map(known, self._items[start:stop])))
 
     def unflat(self) -> Iterator[dict[str, Any]]:
         """The members not known to be records (see :meth:`flat`): those that may nest."""
@@ -288,7 +296,7 @@ def run_document(
         "redacted": [],
         "timings": Rows(events, TraceEvent.timing, _always if plain else None, finite=plain),
         "environment": dict(environment) if environment is not None else _environment(),
-        **_additions_1_1(run, workflow, forked_from, plain),
+        **_additions_1_1(run, events, workflow, forked_from, plain),
         **_additions_1_2(run),
     }
     if run.plan.scheduler is not None:  # only then: every other export stays as it was

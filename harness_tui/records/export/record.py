@@ -230,7 +230,9 @@ class RunRecord:
             # A text this short spells no value nested too deep nor an integer too long (the
             # bound check_free_form puts on the texts it is given): that check skips them.
             short = min(2 * (limits.export_depth - 1), limits.int_digits)
-            long = {task: json.loads(text) for task, text in texts.items() if len(text) > short}
+            long = {}
+            if texts and max(map(len, texts.values())) > short:
+                long = {task: json.loads(text) for task, text in texts.items() if len(text) > short}
             document = {**document, "results": long}
         try:
             check_free_form(document, str(path), limits, texts)
