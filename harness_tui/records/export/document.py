@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import platform
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from itertools import chain
+from itertools import chain, filterfalse
 from operator import attrgetter
 from typing import Any, overload
 
@@ -170,7 +170,7 @@ class Rows(Sequence[dict[str, Any]]):
         known = self._flat
         if known is _always:  # a plan's rows, or times a clock gave as numbers: no look
             return iter(())
-        return map(self._make, (i for i in self._items if known is None or not known(i)))
+        return map(self._make, self._items if known is None else filterfalse(known, self._items))
 
     @property
     def source(self) -> Sequence[Any]:
@@ -237,6 +237,12 @@ def _without_error(event: TraceEvent) -> bool:
     return event.error is None
 
 
+def _plan_row(step: PlanStep) -> dict[str, Any]:
+    """``step._asdict()``, in half the time (a plan of 100,000 tasks has as many rows)."""
+    index, task, task_id, level = step
+    return {"index": index, "task": task, "task_id": task_id, "level": level}
+
+
 def plain(document: dict[str, Any]) -> dict[str, Any]:
     """``document`` with its :class:`Rows` made into lists and its :class:`Results` into a
     dict (the same dict if it has neither)."""
@@ -288,7 +294,7 @@ def run_document(
             "digest": workflow.digest,
         },
         "payload": run.payload,
-        "plan": Rows(run.plan.steps, PlanStep._asdict, _always, finite=True),  # no float
+        "plan": Rows(run.plan.steps, _plan_row, _always, finite=True),  # no float
         "trace": Rows(events, TraceEvent.canonical, _without_error, finite=True),  # no float
         "results": Results(outputs),
         "status": status or run.status.value,
