@@ -5,6 +5,8 @@ values, the same refusals, redaction as before."""
 from __future__ import annotations
 
 import json
+import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -12,13 +14,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness_tui.engine.canonical import check_json, quote
+from harness_tui.engine.canonical import CanonicalError, check_json, quote
 from harness_tui.engine.clock import FakeClock
 from harness_tui.engine.orchestrator import TaskOrchestrator
 from harness_tui.records.errors import RecordError
-from harness_tui.records.export import RunRecord, fast
+from harness_tui.records.export import RunRecord, fast, writing
 from harness_tui.records.export.document import Results, plain
 from harness_tui.records.export.redaction import REPLACEMENT
+from harness_tui.records.export.writing import checksum, export_chunks
 from harness_tui.workflow.python_source import load_python
 
 _ECHO = '''
@@ -352,3 +355,37 @@ def test_each_attempt_is_paired_with_the_start_its_trace_shows(tmp_path: Path) -
     assert ("flaky", "fallback", True) in kinds  # a fallback has no running event
     assert [a["task"] for a in attempts].count("flaky") == 4
     assert any(a["log"] for a in attempts)
+
+
+# -- objects and arrays of scalars: one text for both ways -------------------------------------
+
+_HEAD = {"format": "harness-run", "format_version": "1.1"}
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"source": 'a\nb\u2028\U0001f600\x00"', "n": 2**70, "f": 1e-5, "z": -0.0, "b": True},
+        {"big": 1e16, "none": None, "tiny": 5e-324, "e": "1e-05 0.0000"},
+        ["x", 1, 2.5, None, False, 2**64, 3.5e-6],
+        {"nan": math.nan},
+        {"inf": -math.inf},
+        ["\ud800"],
+        {"k": "\udc80"},
+        {"\ud800": 1},
+    ],
+    ids=["odd-object", "odd-object-2", "odd-array", "nan", "inf", "surrogate", "in-value", "key"],
+)
+def test_scalars_written_once_both_ways_are_the_two_pass_bytes(value: Any, tmp_path: Path) -> None:
+    document = {**_HEAD, "environment": value, "payload": {"p": 1}}
+    target = tmp_path / "run.json"
+    try:
+        sealed = checksum(document)
+    except CanonicalError as exc:
+        with pytest.raises(CanonicalError, match=re.escape(str(exc))):
+            writing.write_sealed(target, dict(document), None)
+        assert list(tmp_path.iterdir()) == []
+        return
+    assert writing.write_sealed(target, dict(document), None) == sealed
+    expected = "".join(export_chunks({**document, "checksum": sealed})).encode("utf-8")
+    assert target.read_bytes() == expected

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import platform
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from itertools import chain, filterfalse
-from operator import attrgetter
+from itertools import chain, filterfalse, repeat
+from operator import attrgetter, is_not
 from typing import Any, overload
 
 from ...engine.capture import UNATTRIBUTED, AttemptLog
@@ -227,6 +227,7 @@ class Results(Mapping[str, Any]):
 
 
 _TIMES = attrgetter("started_at", "ended_at", "wall")
+_ERROR = attrgetter("error")
 
 
 def _always(_item: Any) -> bool:
@@ -282,6 +283,8 @@ def run_document(
     # The floats of the timings and attempts are the events' times: records of finite
     # numbers, unless a clock gave something else (then they are looked at when written).
     plain = plain_times(chain.from_iterable(map(_TIMES, events)))
+    # A trace's rows are records but for an error: when none has one, none is looked at.
+    failed = any(map(is_not, map(_ERROR, events), repeat(None)))
     document: dict[str, Any] = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -295,7 +298,9 @@ def run_document(
         },
         "payload": run.payload,
         "plan": Rows(run.plan.steps, _plan_row, _always, finite=True),  # no float
-        "trace": Rows(events, TraceEvent.canonical, _without_error, finite=True),  # no float
+        "trace": Rows(
+            events, TraceEvent.canonical, _without_error if failed else _always, finite=True
+        ),  # no float
         "results": Results(outputs),
         "status": status or run.status.value,
         "digests": run.digests(),

@@ -11,7 +11,7 @@ from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-
 from pathlib import Path
 from typing import IO, Any
 
-from ...engine.canonical import canonical_chunks, digest_chunks, is_unicode
+from ...engine.canonical import canonical_chunks, check_json, digest_chunks, is_unicode
 from ...engine.canonical import quote as _quote
 from ...files import atomic_write_chunks, is_device
 from . import fast
@@ -292,14 +292,27 @@ class _OnePass:
                 known = rows and value.flat(start, start + _RUN)
                 written = _both_ways(run, known, rows and value.finite)
             if written is None:  # not all records: member by member, each way
+                # A scalar's text is the same both ways: taken once (a workflow's source
+                # is megabytes of it).
+                members = run.values() if is_object else run
+                scalars = _SCALAR_TYPES.issuperset(map(type, members))
+                texts = [check_json(member, f"$.{key}") for member in members] if scalars else []
                 for index, member in enumerate(run, start):
                     if is_object:
                         yield f"{',' if index else ''}{inner}{_quote(member)}: "
                         member = run[member]
                     else:
                         yield f",{inner}" if index else inner
-                    yield from _indented_chunks(member, 2, 0)
-                compact = "".join(canonical_chunks(run, f"$.{key}", 1))[1:-1]
+                    if scalars:
+                        yield texts[index - start]
+                    else:
+                        yield from _indented_chunks(member, 2, 0)
+                if not scalars:
+                    compact = "".join(canonical_chunks(run, f"$.{key}", 1))[1:-1]
+                elif is_object:
+                    compact = ",".join(map("{}:{}".format, map(_quote, run), texts))
+                else:
+                    compact = ",".join(texts)
             else:
                 text, compact = written
                 yield (f",{inner}" if start else inner) + text
