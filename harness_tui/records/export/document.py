@@ -1,13 +1,13 @@
 """What an export of a run holds: its document, before redaction and without its checksum
-(:func:`run_document`), the long arrays as :class:`Rows` made when written, and the file name
-an export gets."""
+(:func:`run_document`), the long arrays as :class:`Rows` made when written, the results as
+:class:`Results` read when asked for, and the file name an export gets."""
 
 from __future__ import annotations
 
 import platform
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from itertools import chain
-from operator import attrgetter
+from itertools import chain, filterfalse, repeat
+from operator import attrgetter, is_not
 from typing import Any, overload
 
 from ...engine.capture import UNATTRIBUTED, AttemptLog
@@ -21,7 +21,7 @@ from ...workflow.python_source import python_spec
 from .fast import plain_times, values_of
 from .version import FORMAT, FORMAT_VERSION, FORMAT_VERSION_IO
 
-__all__ = ["Rows", "export_name", "plain", "run_document"]
+__all__ = ["Results", "Rows", "export_name", "plain", "run_document"]
 
 _PACKAGES = ("textual", "rich", "pyyaml", "click", "pydantic", "jmespath")
 
@@ -54,10 +54,11 @@ def _log_dict(log: AttemptLog | None) -> dict[str, Any] | None:
     return {"text": log.text, "truncated": log.truncated}
 
 
-def _attempts(run: Run, graph: TaskGraph, plain: bool) -> Rows:
+def _attempts(run: Run, events: Sequence[TraceEvent], graph: TaskGraph, plain: bool) -> Rows:
     """Each attempt as it really ran (export 1.1): from its ``running`` event to its final one,
     with what it printed or logged (``log`` is None when it wrote nothing), as :class:`Rows`
-    made when written (``plain``: the events' times are finite numbers).
+    made when written, from ``events``, the run's trace as of now (``plain``: the events'
+    times are finite numbers).
 
     A fallback has no ``running`` event; its start is its final event's ``started_at``.
     """
@@ -65,47 +66,57 @@ def _attempts(run: Run, graph: TaskGraph, plain: bool) -> Rows:
     # and was answered is whole. A task's attempts are numbered once in a trace (a resumed
     # run drops an unfinished task's events), so each start is found by its key.
     recordings, logs = run.recordings(), run.logs()
-    events, running = run.events, Status.RUNNING
-    started = {(e.task, e.attempt): e for e in events if e.status is running}
-    ended = [
-        (e, started.get((e.task, e.attempt)))
-        for e in events
-        if e.attempt and e.status is not running
-    ]
+    running = Status.RUNNING
+    walls: dict[tuple[str, int], float | None] = {}  # when each attempt was seen to start
+    ended: list[TraceEvent] = []
+    add = ended.append
+    for event in events:
+        if event.status is running:
+            walls[event.task, event.attempt] = event.wall
+        elif event.attempt:
+            add(event)
+    nodes = graph.nodes
+    # No attempt up to the fewest any task has is a fallback: only those past it are looked
+    # up (a lookup of the task's node a record took a third of the attempts' time).
+    fewest = min(map(_RETRIES, nodes.values()), default=0) + 1
 
-    def attempt(pair: tuple[TraceEvent, TraceEvent | None]) -> dict[str, Any]:
-        event, opened = pair
-        fallback = event.attempt > graph[event.task].max_retries + 1
+    def attempt(event: TraceEvent) -> dict[str, Any]:
+        key = (task, number) = (event.task, event.attempt)
+        fallback = number > fewest and number > nodes[task].max_retries + 1
         made = {
-            "task": event.task,
-            "attempt": event.attempt,
+            "task": task,
+            "attempt": number,
             "kind": "fallback" if fallback else "task",
             "started_at": event.started_at,
             "ended_at": event.ended_at,
-            "wall_started": opened.wall if opened is not None else None,
+            "wall_started": walls.get(key),
             "wall_ended": event.wall,
             "worker": event.worker,
-            "log": _log_dict(logs.get((event.task, event.attempt))),
+            "log": _log_dict(logs.get(key)) if logs else None,
         }
-        exchanges = recordings.get((event.task, event.attempt))
+        exchanges = recordings.get(key) if recordings else None
         if exchanges:
             made["io"] = [exchange.to_json() for exchange in exchanges]
         return made
 
     # A record unless it has a log or recorded calls (most runs: none at all).
     logged = frozenset(key for key, log in logs.items() if log.text or log.truncated)
-    flat: Callable[[tuple[TraceEvent, TraceEvent | None]], bool] | None = None
+    flat: Callable[[TraceEvent], bool] | None = None
     if plain and not recordings:
-        flat = _always if not logged else lambda pair: (pair[0].task, pair[0].attempt) not in logged
+        flat = _always if not logged else lambda event: (event.task, event.attempt) not in logged
     return Rows(ended, attempt, flat, finite=plain)  # their floats are the events' times
 
 
 def _additions_1_1(
-    run: Run, workflow: Workflow, forked_from: tuple[str, str] | None, plain: bool
+    run: Run,
+    events: Sequence[TraceEvent],
+    workflow: Workflow,
+    forked_from: tuple[str, str] | None,
+    plain: bool,
 ) -> dict[str, Any]:
     """The fields export 1.1 adds beside the trace (``redaction`` is set by redacting)."""
     return {
-        "attempts": _attempts(run, workflow.graph, plain),
+        "attempts": _attempts(run, events, workflow.graph, plain),
         "forked_from": (
             None if forked_from is None else {"run_digest": forked_from[0], "task": forked_from[1]}
         ),
@@ -155,14 +166,15 @@ class Rows(Sequence[dict[str, Any]]):
         """Whether the members ``start:stop`` are known to be records (non-empty objects of
         scalars under string keys) without looking at them: ``flat`` says so of the item each
         is made from (an event without an error; a plan row always)."""
-        return self._flat is not None and all(map(self._flat, self._items[start:stop]))
+        known = self._flat
+        return known is _always or (known is not None and all(map(known, self._items[start:stop])))
 
     def unflat(self) -> Iterator[dict[str, Any]]:
         """The members not known to be records (see :meth:`flat`): those that may nest."""
         known = self._flat
         if known is _always:  # a plan's rows, or times a clock gave as numbers: no look
             return iter(())
-        return map(self._make, (i for i in self._items if known is None or not known(i)))
+        return map(self._make, self._items if known is None else filterfalse(known, self._items))
 
     @property
     def source(self) -> Sequence[Any]:
@@ -187,7 +199,40 @@ class Rows(Sequence[dict[str, Any]]):
         return map(self._make, self._items)
 
 
+class Results(Mapping[str, Any]):
+    """A run's results as its export holds them: the run's committed outputs, kept as their
+    canonical JSON texts (``texts``, by task, in plan order), which the writer writes as
+    they are (:func:`.fast.object_both`); their values are read when one is asked for, all
+    at once (:func:`.fast.values_of`), and kept. :func:`plain` makes them a dict."""
+
+    __slots__ = ("_values", "texts")
+
+    def __init__(self, texts: dict[str, str]) -> None:
+        self.texts = texts
+        self._values: dict[str, Any] | None = None
+
+    def read(self) -> dict[str, Any]:
+        """The value of each output, by task, in plan order (read once)."""
+        if self._values is None:
+            self._values = values_of(self.texts)
+        return self._values
+
+    def __getitem__(self, task: str) -> Any:
+        return self.read()[task]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.texts)
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def __contains__(self, task: object) -> bool:
+        return task in self.texts
+
+
 _TIMES = attrgetter("started_at", "ended_at", "wall")
+_ERROR = attrgetter("error")
+_RETRIES = attrgetter("max_retries")
 
 
 def _always(_item: Any) -> bool:
@@ -198,11 +243,30 @@ def _without_error(event: TraceEvent) -> bool:
     return event.error is None
 
 
+def _plan_row(step: PlanStep) -> dict[str, Any]:
+    """``step._asdict()``, in half the time (a plan of 100,000 tasks has as many rows)."""
+    index, task, task_id, level = step
+    return {"index": index, "task": task, "task_id": task_id, "level": level}
+
+
 def plain(document: dict[str, Any]) -> dict[str, Any]:
-    """``document`` with its :class:`Rows` made into lists (the same dict if it has none)."""
-    if not any(type(value) is Rows for value in document.values()):
+    """``document`` with its :class:`Rows` made into lists and its :class:`Results` into a
+    dict (the same dict if it has neither)."""
+    if not any(type(value) in _LAZY for value in document.values()):
         return document
-    return {k: list(v) if type(v) is Rows else v for k, v in document.items()}
+    return {k: _plain_value(v) for k, v in document.items()}
+
+
+_LAZY = (Rows, Results)
+
+
+def _plain_value(value: Any) -> Any:
+    kind = type(value)
+    if kind is Rows:
+        return list(value)
+    if kind is Results:
+        return value.read()
+    return value
 
 
 def run_document(
@@ -218,11 +282,14 @@ def run_document(
     """The export document of a run (finished or not) with its workflow, before redaction
     and without its checksum (see :meth:`.record.RunRecord.from_run`). Its plan, trace and
     timings are :class:`Rows` of the run's plan and of its events as they are now; its
-    results are ``outputs``, the run's committed texts as of now (``Run.output_texts``)."""
+    results the :class:`Results` of ``outputs``, the run's committed texts as of now
+    (``Run.output_texts``)."""
     events = tuple(run.events)  # the trace as of now: a paused run may go on
     # The floats of the timings and attempts are the events' times: records of finite
     # numbers, unless a clock gave something else (then they are looked at when written).
     plain = plain_times(chain.from_iterable(map(_TIMES, events)))
+    # A trace's rows are records but for an error: when none has one, none is looked at.
+    failed = any(map(is_not, map(_ERROR, events), repeat(None)))
     document: dict[str, Any] = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -235,15 +302,17 @@ def run_document(
             "digest": workflow.digest,
         },
         "payload": run.payload,
-        "plan": Rows(run.plan.steps, PlanStep._asdict, _always, finite=True),  # no float
-        "trace": Rows(events, TraceEvent.canonical, _without_error, finite=True),  # no float
-        "results": values_of(outputs),
+        "plan": Rows(run.plan.steps, _plan_row, _always, finite=True),  # no float
+        "trace": Rows(
+            events, TraceEvent.canonical, _without_error if failed else _always, finite=True
+        ),  # no float
+        "results": Results(outputs),
         "status": status or run.status.value,
         "digests": run.digests(),
         "redacted": [],
         "timings": Rows(events, TraceEvent.timing, _always if plain else None, finite=plain),
         "environment": dict(environment) if environment is not None else _environment(),
-        **_additions_1_1(run, workflow, forked_from, plain),
+        **_additions_1_1(run, events, workflow, forked_from, plain),
         **_additions_1_2(run),
     }
     if run.plan.scheduler is not None:  # only then: every other export stays as it was

@@ -34,15 +34,29 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ...engine.canonical import object_text
+from ...engine.canonical import object_text, quote
 
-__all__ = ["all_finite", "both", "compact", "plain_times", "texts_of", "values_of"]
+__all__ = [
+    "all_finite",
+    "both",
+    "compact",
+    "members_both",
+    "object_both",
+    "plain_times",
+    "texts_of",
+    "values_of",
+]
 
 
 def _spelled_apart(text: bytes) -> bool:
     """Whether orjson's ``text`` may spell a float otherwise than Python does, or holds a
-    string that looks like one (the usual way is then taken, which is only slower)."""
-    return b"e-" in text or b"0.0000" in text
+    string that looks like one (the usual way is then taken, which is only slower).
+
+    Each pattern is looked for only where its rarest byte is in the text (a search for one
+    byte is a ``memchr``, many times quicker than one for a pattern ending in a digit, which
+    the text is full of): the answer is the same, sooner (a run's trace has neither ``-``
+    nor ``.``, its times no ``-``)."""
+    return (b"-" in text and b"e-" in text) or (b"." in text and b"0.0000" in text)
 
 
 _state: list[Any] = []  # [the orjson module or None], set at first use
@@ -140,9 +154,76 @@ def both(value: Any, level: int, *, finite: bool = False) -> tuple[str, str] | N
     compact = _encoded(value, 0, finite)
     if compact is None:
         return None
+    layout = _layout(value, level)
+    if layout is None:
+        return None
+    head, tail = _nesting(level)
+    return layout[head : -tail or None].decode(), compact.decode()
+
+
+def members_both(value: Any, *, finite: bool = False) -> tuple[str, str] | None:
+    """The members of ``value`` (a non-empty array or object) as the file lays them out in a
+    member of the document (indent 2), without its brackets and the first member's indent,
+    and as canonical JSON without its brackets; or None as :func:`compact`."""
+    compact = _encoded(value, 0, finite)
+    layout = None if compact is None else _layout(value, 1)
+    if compact is None or layout is None:
+        return None
+    head, tail = _nesting(2)
+    return layout[head:-tail].decode(), compact[1:-1].decode()
+
+
+def object_both(names: list[str], texts: Mapping[str, str]) -> tuple[str, str] | None:
+    """:func:`members_both` of the object of ``names`` (a run of an export's results, in
+    order) whose values' canonical JSON is in ``texts`` (a run's committed texts), made from
+    those texts: orjson reads the object they make, and its text of what it read must be
+    theirs again, under the same names (canonical JSON is one text a value, so that is the
+    value the texts are; an integer beyond 64 bits, which orjson reads as a float, is not),
+    with no float it may spell otherwise than Python (:func:`_spelled_apart`); else None."""
     orjson = _orjson()
-    layout = orjson.dumps(value, _refuse, orjson.OPT_INDENT_2 | _options(orjson)).decode()
-    return layout.replace("\n", "\n" + "  " * level) if level else layout, compact.decode()
+    if orjson is None or not names:
+        return None
+    members = ",".join([f"{quote(name)}:{texts[name]}" for name in names])
+    try:
+        whole = f"{{{members}}}".encode()
+    except UnicodeEncodeError:  # a lone surrogate: the usual way says where
+        return None
+    if _spelled_apart(whole):
+        return None
+    try:
+        value = orjson.loads(whole)
+        same = orjson.dumps(value, option=orjson.OPT_SORT_KEYS) == whole and list(value) == names
+    except (TypeError, ValueError):  # orjson.JSONDecodeError is a ValueError
+        return None
+    if not same:
+        return None
+    # What reads back to its own text holds no NaN or infinity (orjson reads neither, and
+    # writes either as null): every null in it is one.
+    layout = _layout(value, 1)
+    if layout is None:
+        return None
+    head, tail = _nesting(2)
+    return layout[head:-tail].decode(), members
+
+
+def _nesting(level: int) -> tuple[int, int]:
+    """The lengths of the text before and after a value nested in ``level`` arrays, as
+    orjson lays it out with a two-space indent (``[\n  [\n    `` ... ``\n  ]\n]``)."""
+    return 2 * level + level * (level + 1), 2 * level + level * (level - 1)
+
+
+def _layout(value: Any, level: int) -> bytes | None:
+    """orjson's layout of ``value`` (whose compact text it gave) nested in ``level`` arrays:
+    its lines are then shifted right by orjson itself, not by a replace after. None where the
+    nesting takes it past orjson's depth limit."""
+    orjson = _orjson()
+    for _ in range(level):
+        value = [value]
+    try:
+        text: bytes = orjson.dumps(value, _refuse, orjson.OPT_INDENT_2 | _options(orjson))
+    except TypeError:  # orjson.JSONEncodeError: nested deeper than orjson writes
+        return None
+    return text
 
 
 def texts_of(values: Mapping[str, Any], *, finite: bool = False) -> dict[str, str] | None:

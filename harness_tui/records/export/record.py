@@ -36,7 +36,7 @@ from ...workflow.limits import current
 from ...workflow.loader import Workflow
 from ...workflow.python_source import workflow_from_spec
 from ..errors import RecordError
-from .document import Rows, plain, run_document
+from .document import Results, Rows, plain, run_document
 from .overrides import Override, add_overrides, overrides_of
 from .redaction import REPLACEMENT, UNCHECKED, redact_document
 from .views import (
@@ -236,9 +236,20 @@ class RunRecord:
         no one could open it."""
         from .reading import check_free_form
 
+        document, limits = self._doc, current()
         texts = self.__dict__.get("outputs") if self._made else None  # the run's own
+        results = document.get("results")
+        if type(results) is Results:  # a run's: only the outputs that may be refused are read
+            texts = results.texts
+            # A text this short spells no value nested too deep nor an integer too long (the
+            # bound check_free_form puts on the texts it is given): that check skips them.
+            short = min(2 * (limits.export_depth - 1), limits.int_digits)
+            long = {}
+            if texts and max(map(len, texts.values())) > short:
+                long = {task: json.loads(text) for task, text in texts.items() if len(text) > short}
+            document = {**document, "results": long}
         try:
-            check_free_form(self._doc, str(path), current(), texts)
+            check_free_form(document, str(path), limits, texts)
         except RecordError as exc:
             raise RecordError(f"{exc}: the reader would refuse it, so it is not written") from None
 

@@ -11,11 +11,11 @@ from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-
 from pathlib import Path
 from typing import IO, Any
 
-from ...engine.canonical import canonical_chunks, digest_chunks, is_unicode
+from ...engine.canonical import canonical_chunks, check_json, digest_chunks, is_unicode
 from ...engine.canonical import quote as _quote
 from ...files import atomic_write_chunks, is_device
 from . import fast
-from .document import Rows, plain
+from .document import Results, Rows, plain
 
 __all__ = ["checksum", "export_chunks", "export_text", "write_sealed"]
 
@@ -74,6 +74,9 @@ def _indented_chunks(value: Any, level: int, depth: int) -> Iterator[str]:
     indent ``level``, in pieces: objects and arrays down to ``depth`` levels member by member
     (an object with a key that is not a string, which ``json`` would convert, whole)."""
     kind = type(value)
+    if kind is Results:  # a document written again, its checksum taken: rare, read
+        value = value.read()
+        kind = dict
     if kind is Rows:  # written a run of members at a time, as a list is
         if not value:
             yield "[]"
@@ -146,6 +149,7 @@ def _all_records(run: Iterable[Any]) -> bool:
 
 
 _SCALARS = (str, int, float, bool, type(None))
+_LAZY = (Rows, Results)
 
 
 # -- one pass: the text written and the checksum taken together ------------------------------
@@ -255,9 +259,12 @@ class _OnePass:
         canonical text hashed along the way: an array, or an object with string keys (a
         run's results), in runs of members; a run of records encoded once and laid out both
         ways, any other member by member."""
-        if type(value) is Rows and not value:
-            value = []
-        is_object = type(value) is dict and all(type(name) is str for name in value)
+        if type(value) in _LAZY and not value:
+            value = {} if type(value) is Results else []
+        results = value if type(value) is Results else None
+        is_object = results is not None or (
+            type(value) is dict and all(type(name) is str for name in value)
+        )
         if not value or not (is_object or type(value) is list or type(value) is Rows):
             yield opening
             yield from _indented_chunks(value, 1, 1)
@@ -272,22 +279,40 @@ class _OnePass:
         for start in range(0, len(value), _RUN):
             run: Any
             if is_object:
-                run = {name: value[name] for name in names[start : start + _RUN]}
-                written = _members_both_ways(run)
+                batch = names[start : start + _RUN]
+                # A run's results: written from their texts, or else as values, as any object.
+                written = None if results is None else fast.object_both(batch, results.texts)
+                if written is None:
+                    values = value if results is None else results.read()
+                    run = {name: values[name] for name in batch}
+                    written = _members_both_ways(run)
             else:
                 run = value[start : start + _RUN]
                 rows = type(value) is Rows
                 known = rows and value.flat(start, start + _RUN)
                 written = _both_ways(run, known, rows and value.finite)
             if written is None:  # not all records: member by member, each way
+                # A scalar's text is the same both ways: taken once (a workflow's source
+                # is megabytes of it).
+                members = run.values() if is_object else run
+                scalars = _SCALAR_TYPES.issuperset(map(type, members))
+                texts = [check_json(member, f"$.{key}") for member in members] if scalars else []
                 for index, member in enumerate(run, start):
                     if is_object:
                         yield f"{',' if index else ''}{inner}{_quote(member)}: "
                         member = run[member]
                     else:
                         yield f",{inner}" if index else inner
-                    yield from _indented_chunks(member, 2, 0)
-                compact = "".join(canonical_chunks(run, f"$.{key}", 1))[1:-1]
+                    if scalars:
+                        yield texts[index - start]
+                    else:
+                        yield from _indented_chunks(member, 2, 0)
+                if not scalars:
+                    compact = "".join(canonical_chunks(run, f"$.{key}", 1))[1:-1]
+                elif is_object:
+                    compact = ",".join(map("{}:{}".format, map(_quote, run), texts))
+                else:
+                    compact = ",".join(texts)
             else:
                 text, compact = written
                 yield (f",{inner}" if start else inner) + text
@@ -349,11 +374,7 @@ def _dual_text(value: Any) -> str:
 def _quick_both_ways(run: Any, *, finite: bool) -> tuple[str, str] | None:
     """A run of members (an array's or an object's) at indent 2 without its brackets and as
     compact canonical JSON, by orjson (:mod:`.fast`), or None."""
-    texts = fast.both(run, 1, finite=finite)
-    if texts is None:
-        return None
-    layout, compact = texts
-    return layout[6:-4], compact[1:-1]  # without "[\n    " and "\n  ]" (or braces)
+    return fast.members_both(run, finite=finite)
 
 
 def _both_ways(run: list[Any], known: bool = False, finite: bool = False) -> tuple[str, str] | None:
