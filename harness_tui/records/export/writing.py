@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import IO, Any
@@ -292,27 +292,7 @@ class _OnePass:
                 known = rows and value.flat(start, start + _RUN)
                 written = _both_ways(run, known, rows and value.finite)
             if written is None:  # not all records: member by member, each way
-                # A scalar's text is the same both ways: taken once (a workflow's source
-                # is megabytes of it).
-                members = run.values() if is_object else run
-                scalars = _SCALAR_TYPES.issuperset(map(type, members))
-                texts = [check_json(member, f"$.{key}") for member in members] if scalars else []
-                for index, member in enumerate(run, start):
-                    if is_object:
-                        yield f"{',' if index else ''}{inner}{_quote(member)}: "
-                        member = run[member]
-                    else:
-                        yield f",{inner}" if index else inner
-                    if scalars:
-                        yield texts[index - start]
-                    else:
-                        yield from _indented_chunks(member, 2, 0)
-                if not scalars:
-                    compact = "".join(canonical_chunks(run, f"$.{key}", 1))[1:-1]
-                elif is_object:
-                    compact = ",".join(map("{}:{}".format, map(_quote, run), texts))
-                else:
-                    compact = ",".join(texts)
+                compact = yield from _members_apart(key, run, start)
             else:
                 text, compact = written
                 yield (f",{inner}" if start else inner) + text
@@ -327,6 +307,34 @@ class _OnePass:
         handle.seek(self.offset)
         handle.write(self.checksum.encode("ascii"))
         handle.seek(0, 2)
+
+
+def _members_apart(
+    key: str, run: list[Any] | dict[str, Any], start: int
+) -> Generator[str, None, str]:
+    """The file's pieces of a run of members (an array's, or an object's: ``run`` is then a
+    dict) that are not all records, member by member at indent 2, the first at ``start``;
+    returns their compact canonical text (without brackets). A scalar's text is the same both
+    ways: taken once (a workflow's source is megabytes of it)."""
+    inner = "\n" + _INDENT * 2
+    members = run.values() if isinstance(run, dict) else run
+    scalars = _SCALAR_TYPES.issuperset(map(type, members))
+    texts = [check_json(member, f"$.{key}") for member in members] if scalars else []
+    for index, member in enumerate(run, start):
+        if isinstance(run, dict):
+            yield f"{',' if index else ''}{inner}{_quote(member)}: "
+            member = run[member]
+        else:
+            yield f",{inner}" if index else inner
+        if scalars:
+            yield texts[index - start]
+        else:
+            yield from _indented_chunks(member, 2, 0)
+    if not scalars:
+        return "".join(canonical_chunks(run, f"$.{key}", 1))[1:-1]
+    if isinstance(run, dict):
+        return ",".join(map("{}:{}".format, map(_quote, run), texts))
+    return ",".join(texts)
 
 
 def _members_both_ways(run: dict[str, Any]) -> tuple[str, str] | None:
