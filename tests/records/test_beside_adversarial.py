@@ -256,8 +256,8 @@ def started(monkeypatch: pytest.MonkeyPatch) -> list[Beside]:
     made: list[Beside] = []
     start = Beside.__init__
 
-    def recorded(self: Beside, path: str) -> None:
-        start(self, path)
+    def recorded(self: Beside, path: str, name: str) -> None:
+        start(self, path, name)
         made.append(self)
 
     monkeypatch.setattr(Beside, "__init__", recorded)
@@ -335,8 +335,8 @@ def _peeks(monkeypatch: pytest.MonkeyPatch) -> list[Workflow | None]:
     given: list[Workflow | None] = []
     peek = beside_module._embedded_workflow
 
-    def recorded(path: str) -> Workflow | None:
-        workflow = peek(path)
+    def recorded(path: str, name: str) -> Workflow | None:
+        workflow = peek(path, name)
         given.append(workflow)
         return workflow
 
@@ -400,11 +400,12 @@ _WAITING_CHILD = (
     "import gc, json, os, sys, time\n"
     "sys.path[:] = json.loads(sys.argv[1])\n"
     "gc.set_threshold(*json.loads(sys.argv[2]))\n"
-    "go = sys.argv[3] + '.go'\n"
+    "sys.set_int_max_str_digits(int(sys.argv[3]))\n"
+    "go = sys.argv[5] + '.go'\n"
     "while not os.path.exists(go):\n"
     "    time.sleep(0.005)\n"
     "from harness_tui.records.export.beside import serve\n"
-    "serve(sys.argv[3])\n"
+    "serve(sys.argv[4], sys.argv[5])\n"
 )
 """A child that reads the file only once ``<path>.go`` exists."""
 
@@ -421,8 +422,8 @@ def test_a_file_replaced_between_the_peek_and_the_child_s_read_is_read_as_replac
     peek = beside_module._embedded_workflow
     peeked: list[Workflow | None] = []
 
-    def peek_then_replace(name: str) -> Workflow | None:
-        workflow = peek(name)
+    def peek_then_replace(file: str, name: str) -> Workflow | None:
+        workflow = peek(file, name)
         peeked.append(workflow)
         replacement = tmp_path / "next.json"
         replacement.write_text(shapes[after], encoding="utf-8")
@@ -459,8 +460,8 @@ def test_a_file_replaced_with_the_same_workflow_reuses_the_parse(
     peeked: list[Workflow | None] = []
     records: list[RunRecord] = []
 
-    def peek_then_replace(name: str) -> Workflow | None:
-        workflow = peek(name)
+    def peek_then_replace(file: str, name: str) -> Workflow | None:
+        workflow = peek(file, name)
         peeked.append(workflow)
         (tmp_path / "next.json").write_text(shapes["triage-partial"], encoding="utf-8")
         os.replace(tmp_path / "next.json", path)
@@ -478,12 +479,6 @@ def test_a_file_replaced_with_the_same_workflow_reuses_the_parse(
     assert records[0].status == "running"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the peek json-decodes the last member of a file the reader refuses as over "
-    "export_bytes: unbounded work (a decode and json.loads of up to the whole file) before "
-    "the one line 'over the limit'",
-)
 def test_the_peek_reads_no_more_than_the_reader_may(
     shapes: dict[str, str], tmp_path: Path, answers: list[object],
     monkeypatch: pytest.MonkeyPatch,
@@ -507,12 +502,6 @@ def test_the_peek_reads_no_more_than_the_reader_may(
     assert max(decoded, default=0) <= limit
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="views.parse_embedded lets RuntimeError('Symlink loop ...') out of "
-    "Path.resolve() (it catches OSError and ValueError only): the peek raises it before the "
-    "child is asked, so a broken file gives a traceback instead of its one line",
-)
 def test_a_workflow_path_through_a_symlink_loop_does_no_harm_beside(
     shapes: dict[str, str], tmp_path: Path, answers: list[object],
     monkeypatch: pytest.MonkeyPatch,
@@ -531,11 +520,6 @@ def test_a_workflow_path_through_a_symlink_loop_does_no_harm_beside(
     assert beside == here
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="views.parse_embedded lets RuntimeError('Symlink loop ...') out: a sound export "
-    "whose recorded workflow path loops gives a traceback, read here or beside",
-)
 def test_a_workflow_path_through_a_symlink_loop_is_one_line(
     shapes: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -698,13 +682,6 @@ def test_a_malformed_limits_variable_is_the_same_error(
     assert beside == here and beside[1] == "LimitsError"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the child does not inherit this process's sys.get_int_max_str_digits() (set by "
-    "-X int_max_str_digits or sys.set_int_max_str_digits): it reads a long integer this "
-    "process refuses, and the record's later checks raise a bare CanonicalError (a traceback) "
-    "where the read here gives its one line",
-)
 def test_the_child_reads_integers_as_this_process_does(
     shapes: dict[str, str], tmp_path: Path, answers: list[object],
     monkeypatch: pytest.MonkeyPatch,
@@ -800,11 +777,6 @@ def test_an_interrupt_inside_the_block_leaves_no_child(
     assert _children() <= before
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="reading_beside starts the children before its try: an interrupt (or any error) "
-    "while the second child starts leaves the first running, its pipe open",
-)
 def test_an_interrupt_while_the_children_start_leaves_no_child(
     shapes: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     started: list[Beside],
@@ -815,14 +787,14 @@ def test_an_interrupt_while_the_children_start_leaves_no_child(
     one, other = tmp_path / "one.json", tmp_path / "other.json"
     one.write_text(shapes["triage"], encoding="utf-8")
     other.write_text(shapes["triage"], encoding="utf-8")
-    large = beside_module._large
+    start = Beside.__init__  # the started fixture's, which records the child
 
-    def interrupted(path: str) -> bool:
-        if path == str(other):
+    def interrupted(self: Beside, path: str, name: str) -> None:
+        if name == str(other):
             raise KeyboardInterrupt  # Ctrl-C as the second child is about to start
-        return large(path)
+        start(self, path, name)
 
-    monkeypatch.setattr(beside_module, "_large", interrupted)
+    monkeypatch.setattr(Beside, "__init__", interrupted)
     try:
         with pytest.raises(KeyboardInterrupt):
             RunRecord.read_pair(one, other)
@@ -886,13 +858,6 @@ def test_a_fifo_is_refused_here(
     assert "named pipe" in beside[2] and started == [] and answers == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the child's standard input is /dev/null and it inherits no other descriptor: "
-    "a regular file given as /dev/stdin or /dev/fd/N is large to this process, the child "
-    "opens its own fd (null device, or none) and its error is taken: 'cannot read: not a "
-    "regular file (a character device)' where the read here succeeds",
-)
 @pytest.mark.parametrize("spelled", ["/dev/stdin", "/dev/fd/{fd}"])
 def test_a_file_given_by_descriptor_is_read_as_here(
     shapes: dict[str, str], tmp_path: Path, answers: list[object],
@@ -915,31 +880,21 @@ def test_a_file_given_by_descriptor_is_read_as_here(
     assert beside == here
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the peek opens the file with a blocking open(): a file replaced by a FIFO after "
-    "the size check blocks this process until a writer comes, where the reader "
-    "(files.open_regular, O_NONBLOCK) refuses it at once",
-)
 def test_a_fifo_swapped_in_after_the_size_check_does_not_block(
     shapes: dict[str, str], tmp_path: Path, answers: list[object],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
     path = tmp_path / "run.json"
     path.write_text(shapes["triage"], encoding="utf-8")
-    large = beside_module._large
+    large = beside_module._file_for_child
 
-    checks: list[str] = []
-
-    def then_a_fifo(name: str) -> bool:
-        found = large(name)
-        checks.append(name)
-        if len(checks) == 2:  # the check before the peek (the first: before the child)
-            Path(name).unlink()
-            os.mkfifo(name)
+    def then_a_fifo(name: str) -> str | None:
+        found = large(name)  # the check before the child and the peek
+        Path(name).unlink()
+        os.mkfifo(name)
         return found
 
-    monkeypatch.setattr(beside_module, "_large", then_a_fifo)
+    monkeypatch.setattr(beside_module, "_file_for_child", then_a_fifo)
     outcome: list[Any] = []
     reader = threading.Thread(
         target=lambda: outcome.append(_outcome(lambda: RunRecord.read(path, lean=True))),
@@ -961,14 +916,14 @@ def test_a_file_deleted_after_the_size_check_is_the_error_read_here(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
     path = tmp_path / "run.json"
-    large = beside_module._large
+    large = beside_module._file_for_child
 
-    def then_deleted(name: str) -> bool:
+    def then_deleted(name: str) -> str | None:
         found = large(name)
         Path(name).unlink(missing_ok=True)
         return found
 
-    monkeypatch.setattr(beside_module, "_large", then_deleted)
+    monkeypatch.setattr(beside_module, "_file_for_child", then_deleted)
     path.write_text(shapes["triage"], encoding="utf-8")
     with pytest.raises(RecordError) as beside:
         RunRecord.read(path, lean=True)
@@ -979,14 +934,6 @@ def test_a_file_deleted_after_the_size_check_is_the_error_read_here(
     assert "cannot read" in str(here.value)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Beside.outcome checks only that the answer is a Lean (type(value) is Lean): a "
-    "Lean whose fields hold the wrong types (a document that is no dict, a plan that is no "
-    "Plan) is taken: the record's checks raise TypeError/AttributeError (a traceback), or, "
-    "with logs None, the record is made and its logs view is None, instead of the file "
-    "being read here",
-)
 @pytest.mark.parametrize("field", ["document", "plan", "logs", "outputs"])
 def test_a_lean_answer_with_fields_of_the_wrong_types_is_no_answer(
     shapes: dict[str, str], tmp_path: Path, answers: list[object],

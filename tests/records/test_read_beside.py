@@ -128,10 +128,23 @@ def test_a_file_the_child_cannot_read_is_its_one_line(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
     path = _written(document, tmp_path / "run.json")
-    monkeypatch.setenv("HARNESS_TUI_LIMITS", "export_bytes=1000")  # the child's limits too
-    with pytest.raises(RecordError, match="over the 1,000-byte limit") as raised:
+    child = beside_module._CHILD.replace("serve(sys.argv[4]", "serve(sys.argv[4] + '.gone'")
+    monkeypatch.setattr(beside_module, "_CHILD", child)  # the file is gone when it reads
+    with pytest.raises(RecordError, match="cannot read") as raised:
         RunRecord.read(path, lean=True)
     assert answers == [raised.value]
+    assert str(raised.value).startswith(f"{path}: ")  # named as given
+
+
+def test_a_file_over_the_limit_is_refused_here_without_a_child(
+    document: dict[str, Any], tmp_path: Path, answers: list[object],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    path = _written(document, tmp_path / "run.json")
+    monkeypatch.setenv("HARNESS_TUI_LIMITS", "export_bytes=1000")
+    with pytest.raises(RecordError, match="over the 1,000-byte limit"):
+        RunRecord.read(path, lean=True)
+    assert answers == []
 
 
 @pytest.mark.parametrize(
@@ -174,8 +187,8 @@ def test_a_child_not_asked_is_stopped(
     children: list[Beside] = []
     start = Beside.__init__
 
-    def started(self: Beside, path: str) -> None:
-        start(self, path)
+    def started(self: Beside, path: str, name: str) -> None:
+        start(self, path, name)
         children.append(self)
 
     monkeypatch.setattr(Beside, "__init__", started)
@@ -193,12 +206,12 @@ def test_small_files_and_pipes_are_read_here(
     document: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     made: list[str] = []
-    monkeypatch.setattr(Beside, "__init__", lambda self, path: made.append(path))
+    monkeypatch.setattr(Beside, "__init__", lambda self, path, name: made.append(name))
     path = _written(document, tmp_path / "run.json")
     assert path.stat().st_size < beside_module.BESIDE_BYTES
     assert RunRecord.read(path, lean=True).events
-    assert not beside_module._large("/dev/null")  # a device: read once, here
-    assert not beside_module._large(str(tmp_path / "missing.json"))
+    assert beside_module._file_for_child("/dev/null") is None  # a device: read once, here
+    assert beside_module._file_for_child(str(tmp_path / "missing.json")) is None
     assert made == []
 
 
@@ -220,7 +233,7 @@ def test_a_busy_machine_reads_here(
     document: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     made: list[str] = []
-    monkeypatch.setattr(Beside, "__init__", lambda self, path: made.append(path))
+    monkeypatch.setattr(Beside, "__init__", lambda self, path, name: made.append(name))
     monkeypatch.setattr(beside_module, "BESIDE_BYTES", 1)
     monkeypatch.setattr(beside_module, "core_free", lambda: False)
     assert RunRecord.read(_written(document, tmp_path / "run.json"), lean=True).events

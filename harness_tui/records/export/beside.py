@@ -36,10 +36,13 @@ import subprocess
 import sys
 from collections.abc import Iterator, Sequence
 from itertools import repeat
-from typing import Any
+from typing import Any, TypeGuard
 
 from ...engine.events import TraceEvent
+from ...engine.scheduler import Plan
+from ...files import open_regular
 from ...workflow.errors import WorkflowError
+from ...workflow.limits import current
 from ...workflow.loader import Workflow
 from ..errors import RecordError
 from .streamed import Lean
@@ -59,22 +62,26 @@ _CHILD = (
     "import gc, json, sys\n"
     "sys.path[:] = json.loads(sys.argv[1])\n"
     "gc.set_threshold(*json.loads(sys.argv[2]))\n"
+    "sys.set_int_max_str_digits(int(sys.argv[3]))\n"
     "from harness_tui.records.export.beside import serve\n"
-    "serve(sys.argv[3])\n"
+    "serve(sys.argv[4], sys.argv[5])\n"
 )
 
 
 class Beside:
-    """The lean read of one export file going on in a child process."""
+    """The lean read of one export file going on in a child process: the file at ``path``
+    (resolved: ``/dev/stdin`` is each process's own), named ``name`` in messages."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, name: str) -> None:
         self.process: subprocess.Popen[bytes] | None = None
         try:
             # -P: nothing from the working folder is imported before sys.path is set to
-            # this process's own, so that the child runs the code this process runs.
+            # this process's own, so that the child runs the code this process runs, and
+            # reads as this process reads (the collector, the digits of an integer).
             self.process = subprocess.Popen(
                 [sys.executable, "-P", "-c", _CHILD, json.dumps(sys.path),
-                 json.dumps(gc.get_threshold()), path],
+                 json.dumps(gc.get_threshold()), str(sys.get_int_max_str_digits()), path,
+                 name],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
@@ -94,7 +101,7 @@ class Beside:
             return NOT_READ
         try:
             kind, value, columns = pickle.loads(data)  # our own child's answer
-            if kind == "lean" and type(value) is Lean:
+            if kind == "lean" and _is_lean(value):
                 return dataclasses.replace(value, events=_events(columns))
         except Exception:  # a torn answer is no answer: the file is read here
             return NOT_READ
@@ -115,14 +122,15 @@ class Beside:
             process.stdout.close()
 
 
-def serve(path: str) -> None:
-    """The child's side: read ``path`` lean and write the pickled answer to stdout."""
+def serve(path: str, name: str) -> None:
+    """The child's side: read ``path`` (named ``name``) lean and write the pickled answer to
+    stdout."""
     from .reading import read_bytes
     from .streamed import read_lean
 
     answer: tuple[str, Any, Any]
     try:
-        lean = read_lean(read_bytes(path), path)
+        lean = read_lean(read_bytes(path, name), name)
     except RecordError as exc:
         answer = ("error", str(exc), None)
     else:
@@ -133,6 +141,18 @@ def serve(path: str) -> None:
             answer = ("lean", dataclasses.replace(lean, events=[]), columns)
     sys.stdout.buffer.write(pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL))
     sys.stdout.buffer.flush()
+
+
+def _is_lean(value: object) -> TypeGuard[Lean]:
+    """Whether ``value`` is a :class:`Lean` whose parts are of their kinds."""
+    return (
+        type(value) is Lean
+        and type(value.document) is dict
+        and type(value.plan) is Plan
+        and type(value.logs) is dict
+        and type(value.outputs) is dict
+        and (value.claim is None or type(value.claim) is str)
+    )
 
 
 def _events(columns: tuple[tuple[Any, ...], ...]) -> list[TraceEvent]:
@@ -150,11 +170,15 @@ def reading_beside(paths: Sequence[str]) -> Iterator[list[Beside | None]]:
     block ends; a child left unread at the end is stopped. Gives the child of each path, in
     their order (None: read here)."""
     free = core_free()
-    started = [Beside(path) if free and _large(path) else None for path in paths]
+    files = [_file_for_child(path) if free else None for path in paths]
+    started: list[Beside | None] = []
     try:
+        for path, file in zip(paths, files, strict=True):
+            started.append(None if file is None else Beside(file, path))
         # Held, so that the checks of the block find them parsed (parse_shared keeps a
         # parse only while something holds it).
-        held = [_embedded_workflow(path) for path in dict.fromkeys(paths) if free and _large(path)]
+        named = {file: path for path, file in zip(paths, files, strict=True) if file is not None}
+        held = [_embedded_workflow(file, path) for file, path in named.items()]
         yield started
         del held
     finally:
@@ -182,26 +206,36 @@ def core_free() -> bool:
     return cores > 1 and load < cores - 0.5
 
 
-def _large(path: str) -> bool:
-    """Whether ``path`` is a regular file of :data:`BESIDE_BYTES` or more (a pipe or a
-    device is read once, here)."""
+def _file_for_child(path: str) -> str | None:
+    """The file ``path`` names, resolved, if a child is to read it: a regular file of
+    :data:`BESIDE_BYTES` or more, and no more than the reader reads (it says so at once).
+    A pipe or a device is read once, here; a name resolved through ``/dev/stdin`` or
+    ``/proc/self/fd`` is this process's descriptor, which the child reaches by the file's
+    own path (or not at all: a file deleted while open is read here)."""
     try:
-        status = os.stat(path)
+        resolved = os.path.realpath(path)
+        status = os.stat(resolved)
     except (OSError, ValueError):
-        return False
-    return stat.S_ISREG(status.st_mode) and status.st_size >= BESIDE_BYTES
+        return None
+    if not stat.S_ISREG(status.st_mode):
+        return None
+    if not BESIDE_BYTES <= status.st_size <= current().export_bytes:
+        return None
+    return resolved
 
 
 _WORKFLOW = b'\n  "workflow": '
 _END = b"\n}\n"
 
 
-def _embedded_workflow(path: str) -> Workflow | None:
-    """The workflow embedded in the export at ``path``, parsed, if the file ends with it as
-    this harness writes it (the last member) and it is YAML; None otherwise, or if it does
-    not parse (the checks then say so, from the checked document)."""
+def _embedded_workflow(path: str, name: str) -> Workflow | None:
+    """The workflow embedded in the export at ``path`` (named ``name``), parsed, if the file
+    ends with it as this harness writes it (the last member) and it is YAML; None otherwise,
+    or if it does not parse (the checks then say so, from the checked document)."""
     try:
-        with open(path, "rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as m:
+        with open_regular(path) as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as m:
+            if len(m) > current().export_bytes:  # grown since it was looked at
+                return None
             if m[-len(_END) :] != _END:
                 return None
             at = m.rfind(_WORKFLOW)
@@ -215,6 +249,6 @@ def _embedded_workflow(path: str) -> Workflow | None:
     if type(member.get("path")) is not str or member["source"].lstrip().startswith("{"):
         return None  # a workflow defined in Python: its spec is rebuilt, not parsed
     try:
-        return parse_embedded(member, path)
+        return parse_embedded(member, name)
     except (RecordError, WorkflowError):
         return None

@@ -23,13 +23,14 @@ from .writing import checksum
 __all__ = ["document_of", "parse_document", "read_bytes", "read_document"]
 
 
-def read_bytes(path: str | Path) -> bytes:
-    """The bytes of an export file, read within the reader's ``export_bytes`` cap.
+def read_bytes(path: str | Path, name: str | None = None) -> bytes:
+    """The bytes of an export file, read within the reader's ``export_bytes`` cap; ``name``:
+    how messages name the file (default: ``path``).
 
     Raises:
         RecordError: one line saying why the file cannot be read.
     """
-    name = str(path)
+    name = str(path) if name is None else name
     limit = current().export_bytes
     try:
         data = read_capped(path, limit)

@@ -115,6 +115,6 @@ def parse_embedded(workflow: Mapping[str, Any], name: str) -> Workflow:
     path = workflow["path"]
     try:
         base = Path(path).resolve().parent if path != "<string>" else None
-    except (OSError, ValueError):  # a NUL in the path, or one the OS cannot resolve
+    except (OSError, ValueError, RuntimeError):  # a NUL, one the OS cannot resolve, a loop
         raise RecordError(f"{name}: workflow path {path!r} is not a usable path") from None
     return parse_shared(workflow["source"], path, base)
