@@ -36,6 +36,8 @@ def read_bytes(path: str | Path, name: str | None = None) -> bytes:
         data = read_capped(path, limit)
     except OSError as exc:
         raise RecordError(f"{name}: cannot read: {exc.strerror}") from None
+    except ValueError:  # a NUL in the name (only the Python API can pass one)
+        raise RecordError(f"{name!r}: cannot read: a file name holds no NUL") from None
     if data is None:
         raise RecordError(f"{name}: over the {limit:,}-byte limit")
     return data
