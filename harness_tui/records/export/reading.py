@@ -20,7 +20,9 @@ from .validation import SCALAR_FIELDS, first_error
 from .version import FORMAT, FORMAT_VERSION
 from .writing import checksum
 
-__all__ = ["document_of", "parse_document", "read_bytes", "read_document"]
+__all__ = [
+    "document_of", "parse_document", "read_bytes", "read_document", "short_result",
+]  # fmt: skip
 
 
 def read_bytes(path: str | Path, name: str | None = None) -> bytes:
@@ -139,6 +141,14 @@ def _refuse_constant(text: str) -> Any:
     raise _NotJsonNumberError(text)
 
 
+def short_result(limits: Limits) -> int:
+    """The length up to which a result's canonical text can spell neither a value nested
+    deeper than ``export_depth`` nor an integer longer than ``int_digits`` (depth d takes 2d
+    characters, the results object one level of it; n digits, n): :func:`check_free_form`
+    need not walk it."""
+    return min(2 * (limits.export_depth - 1), limits.int_digits)
+
+
 def check_free_form(
     document: Mapping[str, Any],
     name: str,
@@ -161,8 +171,7 @@ def check_free_form(
     for part in (*first, *rest):
         value = document.get(part)
         if part == "results" and texts is not None and type(value) is dict:
-            # Depth d takes 2d characters, the results object one level of it; n digits, n.
-            short = min(2 * (limits.export_depth - 1), limits.int_digits)
+            short = short_result(limits)
             for task, output in value.items():
                 text = texts.get(task)
                 if text is None or len(text) > short:  # in its object: one level more

@@ -234,16 +234,14 @@ class RunRecord:
         """An export whose free-form parts (a task's output, the payload) nest deeper or
         hold longer integers than the reader reads is refused before it is written: written,
         no one could open it."""
-        from .reading import check_free_form
+        from .reading import check_free_form, short_result
 
         document, limits = self._doc, current()
         texts = self.__dict__.get("outputs") if self._made else None  # the run's own
         results = document.get("results")
         if type(results) is Results:  # a run's: only the outputs that may be refused are read
             texts = results.texts
-            # A text this short spells no value nested too deep nor an integer too long (the
-            # bound check_free_form puts on the texts it is given): that check skips them.
-            short = min(2 * (limits.export_depth - 1), limits.int_digits)
+            short = short_result(limits)  # shorter texts the check skips: not even read
             long = {}
             if texts and max(map(len, texts.values())) > short:
                 long = {task: json.loads(text) for task, text in texts.items() if len(text) > short}
