@@ -351,7 +351,7 @@ def _members_both_ways(run: dict[str, Any]) -> tuple[str, str] | None:
     """
     if not _all_records(run.values()):
         return None
-    quick = _quick_both_ways(run, finite=False)
+    quick = fast.members_both(run, finite=False)
     if quick is not None:
         return quick
     text = _dual_text(run)
@@ -379,12 +379,6 @@ def _dual_text(value: Any) -> str:
     return text
 
 
-def _quick_both_ways(run: Any, *, finite: bool) -> tuple[str, str] | None:
-    """A run of members (an array's or an object's) at indent 2 without its brackets and as
-    compact canonical JSON, by orjson (:mod:`.fast`), or None."""
-    return fast.members_both(run, finite=finite)
-
-
 def _both_ways(run: list[Any], known: bool = False, finite: bool = False) -> tuple[str, str] | None:
     """A run of records (see :func:`_records`) as the file lays it out at indent 2 and as
     compact canonical JSON, by orjson or from one call of the C encoder; None if one is not
@@ -397,7 +391,7 @@ def _both_ways(run: list[Any], known: bool = False, finite: bool = False) -> tup
     """
     if not (known or _all_records(run)):
         return None
-    quick = _quick_both_ways(run, finite=finite)
+    quick = fast.members_both(run, finite=finite)
     if quick is not None:
         return quick
     text = _dual_text(run)
