@@ -901,7 +901,7 @@ def test_a_fifo_swapped_in_after_the_size_check_does_not_block(
         daemon=True,
     )
     reader.start()
-    reader.join(2)
+    reader.join(30)  # a read that does not block ends long before; one that blocks, never
     blocked = reader.is_alive()
     while reader.is_alive():  # let the blocked open go: a writer comes and leaves
         with contextlib.suppress(OSError):
