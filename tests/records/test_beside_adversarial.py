@@ -186,23 +186,6 @@ def shapes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 # -- reading beside and here -----------------------------------------------------------------
 
 
-@pytest.fixture
-def answers(monkeypatch: pytest.MonkeyPatch) -> list[object]:
-    """Every file is read beside, on a machine with a core free; each child's answer."""
-    monkeypatch.setattr(beside_module, "BESIDE_BYTES", 1)
-    monkeypatch.setattr(beside_module, "core_free", lambda: True)
-    given: list[object] = []
-    outcome = Beside.outcome
-
-    def recorded(self: Beside) -> object:
-        answer = outcome(self)
-        given.append(answer)
-        return answer
-
-    monkeypatch.setattr(Beside, "outcome", recorded)
-    return given
-
-
 @contextlib.contextmanager
 def _here(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """No child inside the block."""

@@ -23,24 +23,6 @@ from harness_tui.workflow import loader
 from .test_lean_records import _both, _not_json, _plan_index, _status, _timing_twice, _trace
 
 
-@pytest.fixture
-def answers(monkeypatch: pytest.MonkeyPatch) -> list[object]:
-    """Every file is large enough to be read beside, on a machine with a core free; what
-    each child answered, in order."""
-    monkeypatch.setattr(beside_module, "BESIDE_BYTES", 1)
-    monkeypatch.setattr(beside_module, "core_free", lambda: True)
-    given: list[object] = []
-    outcome = Beside.outcome
-
-    def recorded(self: Beside) -> object:
-        answer = outcome(self)
-        given.append(answer)
-        return answer
-
-    monkeypatch.setattr(Beside, "outcome", recorded)
-    return given
-
-
 def _written(document: dict[str, Any], path: Path) -> Path:
     path.write_text(export_text({**document, "checksum": checksum(document)}), encoding="utf-8")
     return path
